@@ -1,0 +1,1 @@
+"""Benchmark-agnostic types, protocols, metrics and the evaluation engine."""

@@ -1,0 +1,122 @@
+"""The ``Benchmark`` interface: load tasks and samples, run one sample, score it.
+
+The engine never looks inside a task. It asks the benchmark to ``plan`` pending samples
+into work units (one sample each by default; batched benchmarks group them), runs each unit
+on a runner thread with ``run_unit``, and stores every ``SampleResult`` as it arrives.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from vibes_eval.core.runner import TaskRunner
+from vibes_eval.core.types import Limits, Reason, Sample, SampleResult, Task
+
+
+class BenchmarkConfig(BaseModel):
+    """Settings that change verdicts. Stored with each run; resuming with other values is
+    refused, so anything that does not change verdicts (workers, progress) lives elsewhere."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    problems: str | None = None  # a path or a named dataset; None: the benchmark's default
+    limits: Limits = Limits()
+
+
+TaskT = TypeVar("TaskT", bound=Task)
+ConfigT = TypeVar("ConfigT", bound=BenchmarkConfig)
+OnResult = Callable[[SampleResult], None]
+
+
+class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
+    """One benchmark: a name, its tasks, and how a sample of a task is run and scored."""
+
+    name: ClassVar[str]
+    suite: ClassVar[str]  # family, e.g. "humaneval", "swebench", "kernels"
+    config_model: ClassVar[type[BenchmarkConfig]] = BenchmarkConfig
+
+    def __init__(self, config: ConfigT) -> None:
+        self.config = config
+
+    # -- inputs -----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def load_tasks(self) -> dict[str, TaskT]:
+        """All tasks of ``config.problems`` by id.
+
+        Raises:
+            UserError: the file is missing, empty or malformed (names file, line, field).
+        """
+
+    @abc.abstractmethod
+    def load_samples(self, path: Path, tasks: dict[str, TaskT]) -> list[Sample]:
+        """The samples of a user's file, each matched to a task.
+
+        Raises:
+            UserError: malformed line, missing field, unknown task id, empty file.
+        """
+
+    # -- running ----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def run_task(self, task: TaskT, sample: Sample, runner: TaskRunner) -> Any:
+        """Run one sample of one task on ``runner``; returns what ``evaluate`` needs.
+
+        Raises:
+            RunnerError: the runner failed (the engine records an infra error).
+        """
+
+    @abc.abstractmethod
+    def evaluate(self, task: TaskT, sample: Sample, output: Any) -> SampleResult:
+        """Turn what ``run_task`` observed into a verdict."""
+
+    def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
+        """Group pending samples into units of work; one sample per unit by default."""
+        return [[s] for s in samples]
+
+    def run_unit(
+        self,
+        tasks: dict[str, TaskT],
+        unit: Sequence[Sample],
+        runner: TaskRunner,
+        on_result: OnResult,
+    ) -> None:
+        """Run one unit, calling ``on_result`` once per sample as soon as it is known.
+
+        The default runs samples one at a time; batched benchmarks override this.
+        Raises nothing for a sample's misbehaviour; ``RunnerError`` only for the runner.
+        """
+        for sample in unit:
+            task = tasks[sample.task_id]
+            on_result(self.evaluate(task, sample, self.run_task(task, sample, runner)))
+
+    # -- reporting --------------------------------------------------------------------
+
+    def environment(self) -> dict[str, str]:
+        """Toolchain versions and other facts that make verdicts reproducible."""
+        return {}
+
+    def task_notes(self, tasks: dict[str, TaskT]) -> dict[str, str]:
+        """Per-task warnings to show in reports (e.g. a test block that runs no test)."""
+        return {}
+
+    @staticmethod
+    def infra_result(sample: Sample, detail: str) -> SampleResult:
+        return SampleResult(
+            task_id=sample.task_id,
+            index=sample.index,
+            passed=False,
+            reason=Reason.INFRA,
+            detail=detail,
+            completion_hash=sample.completion_hash,
+        )
+
+
+def task_ids(samples: Iterable[Sample]) -> list[str]:
+    """Task ids in first-seen order."""
+    return list(dict.fromkeys(s.task_id for s in samples))

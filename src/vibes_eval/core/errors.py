@@ -1,0 +1,45 @@
+"""Errors that reach the user as one line, never as a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class UserError(Exception):
+    """A mistake in the user's input or environment.
+
+    The CLI prints ``str(err)`` on one line and exits with code 2. ``where`` names the
+    file and line, ``field`` the offending field, so the message points at the fix.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{self.line}" if self.line is not None else "")
+        if self.field is not None:
+            where = f"{where} field '{self.field}'" if where else f"field '{self.field}'"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class RunnerUnavailable(UserError):
+    """The requested runner cannot work on this machine (missing tool, no privileges)."""
+
+
+class RunnerError(Exception):
+    """The runner itself failed (infrastructure), not the code it was running."""

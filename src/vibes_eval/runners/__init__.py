@@ -1,0 +1,1 @@
+"""Runners: where untrusted commands execute (local process, OS sandbox, Docker, ...)."""

@@ -1,0 +1,186 @@
+"""Start a command in its own session, collect capped output, enforce a wall-clock timeout.
+
+Waiting uses a pidfd in the same ``select`` as the output pipes: exact wake-up on exit (no
+polling, see docs/sandbox.md) and no hang when a detached grandchild keeps the pipes open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from vibes_eval.core.errors import RunnerError
+
+_READ = 1 << 16
+_DRAIN_GRACE_S = 0.05  # after exit, how long leftovers still writing to the pipes may take
+
+
+@dataclass
+class RawExit:
+    """What happened, before a runner interprets it into a ``Termination``."""
+
+    status: int  # os.wait4 status
+    stdout: bytes
+    stderr: bytes
+    stdout_truncated: bool
+    stderr_truncated: bool
+    wall_s: float
+    cpu_s: float
+    timed_out: bool
+    output_limited: bool
+    pid: int = 0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int | None:
+        return os.WEXITSTATUS(self.status) if os.WIFEXITED(self.status) else None
+
+    @property
+    def signal(self) -> int | None:
+        return os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else None
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid``; gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class _Stream:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.truncated = False
+
+    def add(self, data: bytes) -> bool:
+        """Keep data up to the cap; True when the cap was passed."""
+        room = self.cap - self.size
+        if room > 0:
+            self.chunks.append(data[:room])
+        self.size += len(data)
+        if self.size > self.cap:
+            self.truncated = True
+        return self.truncated
+
+    def value(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    timeout_s: float,
+    output_cap: int,
+    stdin: bytes | None = None,
+    kill: Callable[[int], None] = kill_group,
+    on_start: Callable[[int], None] | None = None,
+) -> RawExit:
+    """Run ``argv`` to completion or until killed; never leaves it running.
+
+    ``kill(pid)`` is called on timeout, on output overflow and after exit (to remove
+    leftovers); runners with cgroups pass one that kills through the cgroup.
+
+    Raises:
+        RunnerError: the command could not be started.
+    """
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,  # own process group: one killpg reaches the tree
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise RunnerError(f"cannot start {argv[0]}: {exc}") from exc
+    if on_start is not None:
+        on_start(proc.pid)
+    if stdin is not None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    assert proc.stdout is not None and proc.stderr is not None
+    streams = {proc.stdout.fileno(): _Stream(output_cap), proc.stderr.fileno(): _Stream(output_cap)}
+    pidfd = os.pidfd_open(proc.pid)
+    sel = selectors.DefaultSelector()
+    for fd in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    sel.register(pidfd, selectors.EVENT_READ)
+
+    deadline = start + timeout_s
+    timed_out = output_limited = exited = False
+    exit_time = 0.0
+    open_fds = set(streams)
+    try:
+        while not exited or open_fds:
+            now = time.monotonic()
+            if exited:
+                wait = max(0.0, exit_time + _DRAIN_GRACE_S - now)
+                if wait == 0.0:
+                    break
+            else:
+                wait = deadline - now
+                if wait <= 0:
+                    timed_out = True
+                    kill(proc.pid)
+                    break
+            for key, _ in sel.select(wait):
+                fd = key.fd
+                if fd == pidfd:
+                    exited = True
+                    exit_time = time.monotonic()
+                    sel.unregister(pidfd)
+                    continue
+                try:
+                    data = os.read(fd, _READ)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(fd)
+                    open_fds.discard(fd)
+                elif streams[fd].add(data) and not output_limited:
+                    output_limited = True
+                    kill(proc.pid)
+            if output_limited:
+                break
+        # Whatever is still around (a detached grandchild holding the pipes) goes now.
+        kill(proc.pid)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        sel.close()
+        os.close(pidfd)
+        proc.stdout.close()
+        proc.stderr.close()
+    wall = time.monotonic() - start
+    out, err = streams.values()
+    return RawExit(
+        status=status,
+        stdout=out.value(),
+        stderr=err.value(),
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        timed_out=timed_out,
+        output_limited=output_limited,
+        pid=proc.pid,
+    )

@@ -1,0 +1,37 @@
+# `make demo` and `make test` set up everything they need, then run.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup system demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+system:
+	bash scripts/setup-system.sh
+
+demo: system setup
+	$(BIN)/vibes eval run humaneval-rust --problems examples/sanity/problems.jsonl \
+		--samples examples/sanity/samples.jsonl --k 1,5 --no-store-hint
+
+test: system setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: system setup
+	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/sandbox_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -68,3 +68,10 @@ def parse_ks(text: str | Sequence[int]) -> list[int]:
     if bad:
         raise ValueError(f"--k values must be >= 1, got {bad[0]}")
     return sorted(set(ks))
+
+
+def reason_counts(reasons: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in reasons:
+        counts[r] = counts.get(r, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -1,0 +1,227 @@
+"""HumanEval-Rust: compile each completion with its task's tests and run them."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from vibes_eval.benchmarks.humaneval import datasets, harness, policy
+from vibes_eval.benchmarks.humaneval.crates import ensure_crates
+from vibes_eval.benchmarks.humaneval.extract import extract
+from vibes_eval.benchmarks.humaneval.formats import MULTIPLE_MAIN, RustProblem, load_problems
+from vibes_eval.benchmarks.humaneval.samples import load_samples
+from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
+from vibes_eval.core.runner import SessionSpec, TaskRunner
+from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
+
+KEEP_OUTPUT = 4096  # bytes of stdout/stderr kept per sample in results
+
+
+class HumanEvalConfig(BenchmarkConfig):
+    limits: Limits = Limits(timeout_s=10.0)
+    compile_timeout_s: float = 60.0
+    enforce_policy: bool = True
+    extract: Literal["none", "auto"] = "none"
+
+
+@dataclass
+class RustRun:
+    """Everything one sample's evaluation observed."""
+
+    violation: policy.Violation | None = None
+    compile: ExecutionResult | None = None
+    listed: list[str] | None = None
+    run: ExecutionResult | None = None
+    log: dict[str, str] | None = None
+    listing_failure: ExecutionResult | None = None
+
+
+class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
+    name: ClassVar[str] = "humaneval-rust"
+    suite: ClassVar[str] = "humaneval"
+    config_model = HumanEvalConfig
+
+    def __init__(self, config: HumanEvalConfig) -> None:
+        super().__init__(config)
+        self._build: harness.RustBuild | None = None
+        self._lock = threading.Lock()
+
+    # -- inputs -----------------------------------------------------------------------
+
+    def problems_path(self) -> Path:
+        return datasets.resolve(self.config.problems)
+
+    def load_tasks(self) -> dict[str, RustProblem]:
+        return load_problems(self.problems_path())
+
+    def load_samples(self, path: Path, tasks: dict[str, RustProblem]) -> list[Sample]:
+        return load_samples(path, tasks)  # type: ignore[arg-type]
+
+    def completion(self, task: RustProblem, sample: Sample) -> str:
+        if self.config.extract == "auto":
+            return extract(sample.completion, task.header(), task.entry_point)
+        return sample.completion
+
+    # -- toolchain --------------------------------------------------------------------
+
+    @property
+    def build(self) -> harness.RustBuild:
+        """rustc and the crates, found/built on first use (not at import or load time)."""
+        with self._lock:
+            if self._build is None:
+                toolchain = find_toolchain()
+                self._build = harness.RustBuild(toolchain, ensure_crates(toolchain))
+            return self._build
+
+    def environment(self) -> dict[str, str]:
+        build = self.build
+        env = {"rustc": build.toolchain.fingerprint}
+        if build.crates:
+            env["crates"] = ", ".join(
+                f"{k} {v.name}" for k, v in sorted(build.crates.externs.items())
+            )
+            env["crates_source"] = build.crates.source
+        return env
+
+    # -- running ----------------------------------------------------------------------
+
+    def compile_limits(self) -> Limits:
+        lim = self.config.limits
+        return lim.model_copy(
+            update={
+                "timeout_s": self.config.compile_timeout_s,
+                "memory_mb": max(lim.memory_mb, 2048),  # rustc itself needs room
+                "pids": max(lim.pids, 64),  # rustc runs ~16 threads
+                "cpu_s": None,
+            }
+        )
+
+    def run_task(self, task: RustProblem, sample: Sample, runner: TaskRunner) -> RustRun:
+        code = self.completion(task, sample)
+        if self.config.enforce_policy and (violation := policy.check(code)):
+            return RustRun(violation=violation)
+        build = self.build
+        session = runner.prepare(
+            SessionSpec(
+                label=task.task_id,
+                readonly_paths=build.readonly_paths(),
+                files={"main.rs": task.program(code)},
+            )
+        )
+        try:
+            out = RustRun()
+            out.compile = runner.execute(
+                session,
+                build.compile_argv("main.rs", "main"),
+                self.compile_limits(),
+                env=build.env(),
+            )
+            if not out.compile.ok:
+                return out
+            limits = self.config.limits
+            listing = runner.execute(
+                session, ["./main", "--list", "--format", "terse"], limits, env=harness.RUN_ENV
+            )
+            if not listing.ok:
+                out.listing_failure = listing
+                return out
+            out.listed = harness.listed_tests(listing)
+            logname = f".libtest-{secrets.token_hex(8)}.log"
+            out.run = runner.execute(
+                session,
+                ["./main", "--test-threads=1", "--logfile", logname],
+                limits,
+                env=harness.RUN_ENV,
+            )
+            try:
+                out.log = harness.parse_log(
+                    runner.read_file(session, logname).decode("utf-8", "replace")
+                )
+            except (FileNotFoundError, ValueError):
+                out.log = {}
+            return out
+        finally:
+            runner.cleanup(session)
+
+    def evaluate(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
+        base = {
+            "task_id": sample.task_id,
+            "index": sample.index,
+            "completion_hash": sample.completion_hash,
+        }
+        if output.violation is not None:
+            return SampleResult(
+                **base, passed=False, reason=Reason.POLICY, detail=str(output.violation)
+            )
+        assert output.compile is not None
+        comp = output.compile
+        timing = {"compile_s": comp.wall_s, "cpu_s": comp.cpu_s}
+        if not comp.ok:
+            reason = (
+                Reason.COMPILE_ERROR
+                if comp.termination is Termination.EXITED
+                else Reason.from_termination(comp.termination)
+            )
+            detail = (
+                harness.compile_error_detail(comp)
+                if reason is Reason.COMPILE_ERROR
+                else (f"compiler {comp.termination.value}")
+            )
+            return SampleResult(
+                **base,
+                passed=False,
+                reason=reason,
+                detail=detail,
+                **timing,
+                stderr=comp.stderr[:KEEP_OUTPUT],
+            )
+        if output.listing_failure is not None:
+            lf = output.listing_failure
+            reason = (
+                Reason.from_termination(lf.termination)
+                if lf.termination is not Termination.EXITED
+                else Reason.CRASH
+            )
+            return SampleResult(
+                **base,
+                passed=False,
+                reason=reason,
+                **timing,
+                detail="the test binary failed to list its tests",
+                stderr=lf.stderr[:KEEP_OUTPUT],
+            )
+        assert output.run is not None and output.listed is not None
+        declared = self.declared(task)
+        verdict = harness.judge(output.run, output.listed, declared, output.log or {})
+        return SampleResult(
+            **base,
+            passed=verdict.passed,
+            reason=verdict.reason,
+            detail=verdict.detail,
+            tests_expected=verdict.tests_expected,
+            tests_passed=verdict.tests_passed,
+            compile_s=comp.wall_s,
+            run_s=output.run.wall_s,
+            cpu_s=comp.cpu_s + output.run.cpu_s,
+            stdout=output.run.stdout[:KEEP_OUTPUT],
+            stderr=output.run.stderr[:KEEP_OUTPUT],
+        )
+
+    @staticmethod
+    def declared(task: RustProblem) -> list[str]:
+        if task.format == "multipl-e":
+            return ["multiple_e_tests"] if MULTIPLE_MAIN in task.program("") else []
+        return harness.declared_tests(task.test)
+
+    # -- reporting --------------------------------------------------------------------
+
+    def task_notes(self, tasks: dict[str, RustProblem]) -> dict[str, str]:
+        return {
+            tid: "its test block defines no test: scored on compiling and running cleanly"
+            for tid, task in tasks.items()
+            if not self.declared(task)
+        }

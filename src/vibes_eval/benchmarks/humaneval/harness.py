@@ -1,0 +1,121 @@
+"""Compile a Rust test program and judge its test run.
+
+A sample passes only when the test binary exits 0 *and* every test it lists, and every
+`#[test]` the task declares, reported `ok` in libtest's log file. The log file is written
+by libtest itself, so a completion that prints fake `test ... ok` lines to stdout, or ends
+the process early with `process::exit(0)`, cannot pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vibes_eval.benchmarks.humaneval.crates import CrateSet
+from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.toolchain import RustToolchain
+from vibes_eval.core.types import ExecutionResult, Reason, Termination
+
+_TEST_FN = re.compile(
+    r"#\s*\[\s*test\s*\](?:\s*#\s*\[[^\]]*\])*\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"
+)
+_LIST_LINE = re.compile(r"^(\S+): test$", re.M)
+_LOG_LINE = re.compile(r"^(ok|failed|ignored) (\S+)$", re.M)
+_PANIC = re.compile(r"panicked at [^\n]*\n([^\n]*)")
+_ERROR = re.compile(r"^error(\[E\d+\])?: .*$", re.M)
+
+RUN_ENV = {"RUST_BACKTRACE": "0"}  # a backtrace costs ~50 ms per failing test
+COMPILE_FLAGS = [
+    "--edition",
+    "2021",
+    "--test",
+    "-C",
+    "strip=debuginfo",
+    "-C",
+    "debuginfo=0",
+    "--cap-lints",
+    "allow",
+]
+
+
+def declared_tests(test_code: str) -> list[str]:
+    """Names of the `#[test]` functions a task's test block really defines (commented-out
+    tests do not count)."""
+    return _TEST_FN.findall(strip_comments_and_strings(test_code))
+
+
+@dataclass(frozen=True)
+class RustBuild:
+    toolchain: RustToolchain
+    crates: CrateSet | None
+
+    def compile_argv(self, source: str, output: str, *extra: str) -> list[str]:
+        args = [str(self.toolchain.rustc), *COMPILE_FLAGS, *extra, source, "-o", output]
+        return args + (self.crates.rustc_args() if self.crates else [])
+
+    def readonly_paths(self) -> list[Path]:
+        paths = [self.toolchain.sysroot]
+        return paths + ([self.crates.root] if self.crates else [])
+
+    def env(self) -> dict[str, str]:
+        return {"PATH": f"{self.toolchain.bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+
+
+def listed_tests(listing: ExecutionResult) -> list[str]:
+    return _LIST_LINE.findall(listing.stdout)
+
+
+def parse_log(text: str) -> dict[str, str]:
+    """libtest --logfile content -> {test name: ok|failed|ignored}."""
+    return {name: status for status, name in _LOG_LINE.findall(text)}
+
+
+def compile_error_detail(result: ExecutionResult) -> str:
+    m = _ERROR.search(result.stderr)
+    return m.group(0) if m else (result.stderr.strip().splitlines() or ["no output"])[0]
+
+
+def panic_detail(stdout: str) -> str:
+    m = _PANIC.search(stdout)
+    return m.group(1).strip() if m else ""
+
+
+@dataclass
+class Judgement:
+    passed: bool
+    reason: Reason
+    detail: str = ""
+    tests_passed: int = 0
+    tests_expected: int = 0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def judge(
+    run: ExecutionResult, listed: list[str], declared: list[str], log: dict[str, str]
+) -> Judgement:
+    ok = {name for name, status in log.items() if status in ("ok", "ignored")}
+    ok_leaf = {name.rsplit("::", 1)[-1] for name in ok}
+    expected = len(set(listed) | set(declared))
+    n_ok = len([t for t in listed if t in ok])
+    if run.termination is not Termination.EXITED:
+        reason = Reason.from_termination(run.termination)
+        detail = _signal_detail(run) if reason is Reason.CRASH else run.termination.value
+        return Judgement(False, reason, detail, n_ok, expected)
+    failed = [name for name, status in log.items() if status == "failed"]
+    if failed:
+        detail = f"{failed[0]}: {panic_detail(run.stdout)}".rstrip(": ")
+        return Judgement(False, Reason.FAILED, detail, n_ok, expected)
+    missing = [t for t in listed if t not in ok] + [d for d in declared if d not in ok_leaf]
+    if run.exit_code != 0 or missing:
+        detail = f"process exited with code {run.exit_code} before " + (
+            f"test {missing[0]} reported" if missing else "the test run ended"
+        )
+        return Judgement(False, Reason.EARLY_EXIT, detail, n_ok, expected)
+    return Judgement(True, Reason.PASSED, "", n_ok, expected)
+
+
+def _signal_detail(run: ExecutionResult) -> str:
+    if "has overflowed its stack" in run.stderr:
+        return "stack overflow"
+    return f"killed by signal {run.signal}" if run.signal else "crashed"

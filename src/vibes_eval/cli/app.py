@@ -1,0 +1,67 @@
+"""`vibes`: the main command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vibes_eval.cli import options as opt
+from vibes_eval.cli.errors import run_cli
+from vibes_eval.cli.run import RunArgs, run_and_report
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="vibes-eval: measure how well language models write code.",
+)
+eval_app = typer.Typer(no_args_is_help=True, help="Run and inspect evaluations.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("run")
+def run_command(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. humaneval-rust.")],
+    samples: Annotated[
+        Path,
+        typer.Option(
+            "--samples", "-s", help="JSONL of completions ({task_id, completion} per line)."
+        ),
+    ],
+    problems: opt.Problems = None,
+    k: opt.Ks = "1,10,100",
+    workers: opt.Workers = opt.DEFAULT_WORKERS,
+    timeout: opt.Timeout = 10.0,
+    enforce_policy: opt.EnforcePolicy = True,
+    sandbox: opt.Sandbox = "auto",
+    extract: opt.Extract = "none",
+    output: opt.Output = None,
+    progress: opt.ShowProgress = True,
+) -> None:
+    """Evaluate a file of completions and report pass@k."""
+    run_and_report(
+        RunArgs(
+            benchmark,
+            opt.samples_path(samples),
+            problems,
+            k,
+            workers,
+            timeout,
+            enforce_policy,
+            sandbox,
+            extract,
+            output,
+            progress,
+        ),
+        compat=False,
+    )
+
+
+def main() -> None:
+    run_cli(app, "vibes")
+
+
+if __name__ == "__main__":
+    main()

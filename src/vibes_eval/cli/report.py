@@ -1,0 +1,52 @@
+"""The human-readable summary printed after a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from vibes_eval.evaluation import Outcome
+
+
+def print_report(outcome: Outcome, console: Console, *, results_path: Path | None) -> None:
+    prepared = outcome.prepared
+    pass_k, k_notes = outcome.pass_at_k()
+    n = len(outcome.results)
+    rate = n / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
+    head = (
+        f"[bold]{prepared.benchmark.name}[/]: {n} of {len(prepared.samples)} samples, "
+        f"{len({s.task_id for s in prepared.samples})} tasks, {outcome.elapsed_s:.1f}s "
+        f"({rate:.1f} samples/s)"
+    )
+    console.print(head)
+
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in pass_k.items():
+        table.add_row(name, f"{value:.4f}")
+    console.print(table)
+
+    reasons = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    reasons.add_column("outcome")
+    reasons.add_column("samples", justify="right")
+    for reason, count in outcome.reasons().items():
+        reasons.add_row(reason, str(count))
+    console.print(reasons)
+
+    attempted = {s.task_id for s in prepared.samples}
+    flagged = {
+        t: note
+        for t, note in prepared.benchmark.task_notes(prepared.tasks).items()
+        if t in attempted
+    }
+    for task_id, note in flagged.items():
+        console.print(f"[yellow]flagged[/] {task_id}: {note}")
+    for note in k_notes + outcome.notes:
+        console.print(f"[yellow]note[/]: {note}")
+    if outcome.interrupted:
+        console.print(f"[red]interrupted[/]: {n} of {len(prepared.samples)} samples evaluated")
+    if results_path is not None:
+        console.print(f"results: {results_path}")

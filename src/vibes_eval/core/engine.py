@@ -1,0 +1,178 @@
+"""Run a benchmark's pending samples on a runner with parallel workers.
+
+Guarantees: every sample gets a result even when its neighbours crash; results go to the
+recorder as soon as they are known (a crash loses at most what was running); identical
+completions of one task are evaluated once; Ctrl-C stops the workers, kills what runs and
+keeps everything already recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Protocol
+
+from vibes_eval.core.benchmark import Benchmark
+from vibes_eval.core.runner import TaskRunner
+from vibes_eval.core.types import Sample, SampleResult, Task
+
+
+class Recorder(Protocol):
+    """Where results go. The event store implements it; so does ``MemoryRecorder``."""
+
+    def done(self) -> dict[tuple[str, int], SampleResult]:
+        """Results already recorded for this run (resume skips them)."""
+        ...
+
+    def record(self, result: SampleResult) -> None:
+        """Make ``result`` durable. Called from worker threads."""
+        ...
+
+    def lookup(self, sample: Sample) -> SampleResult | None:
+        """A cached verdict for an identical evaluation, or None."""
+        ...
+
+
+class MemoryRecorder:
+    def __init__(self) -> None:
+        self.results: dict[tuple[str, int], SampleResult] = {}
+        self._lock = threading.Lock()
+
+    def done(self) -> dict[tuple[str, int], SampleResult]:
+        return dict(self.results)
+
+    def record(self, result: SampleResult) -> None:
+        with self._lock:
+            self.results[result.key] = result
+
+    def lookup(self, sample: Sample) -> SampleResult | None:
+        return None
+
+
+Progress = Callable[[SampleResult], None]
+
+
+class Stopped(Exception):
+    """Raised inside workers once the run is being stopped."""
+
+
+class _StopGuard:
+    """Wraps a runner so workers start nothing new once Ctrl-C arrived: ``close()`` kills
+    what runs, and this refuses what a worker would start next."""
+
+    def __init__(self, runner: TaskRunner, stopping: threading.Event) -> None:
+        self._runner = runner
+        self._stopping = stopping
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._runner, name)
+        if name in ("prepare", "execute", "write_files") and callable(attr):
+
+            def guarded(*args: Any, **kwargs: Any) -> Any:
+                if self._stopping.is_set():
+                    raise Stopped()
+                return attr(*args, **kwargs)
+
+            return guarded
+        return attr
+
+
+def _copy_for(result: SampleResult, sample: Sample, *, cached: bool) -> SampleResult:
+    return result.model_copy(
+        update={"task_id": sample.task_id, "index": sample.index, "cached": cached}
+    )
+
+
+def run_samples(
+    benchmark: Benchmark[Any, Any],
+    tasks: dict[str, Task],
+    samples: Sequence[Sample],
+    runner: TaskRunner,
+    recorder: Recorder,
+    *,
+    workers: int,
+    on_result: Progress | None = None,
+) -> dict[tuple[str, int], SampleResult]:
+    """Evaluate what ``recorder`` does not have yet; return all results of ``samples``.
+
+    Raises:
+        KeyboardInterrupt: after stopping workers; recorded results stay recorded.
+    """
+    done = recorder.done()
+    results: dict[tuple[str, int], SampleResult] = {k: v for k, v in done.items()}
+    lock = threading.Lock()
+    stopping = threading.Event()
+
+    def deliver(result: SampleResult) -> None:
+        if stopping.is_set():
+            return  # killed by Ctrl-C: not a verdict on the sample
+        recorder.record(result)
+        with lock:
+            results[result.key] = result
+        if on_result is not None:
+            on_result(result)
+
+    # Cached verdicts and duplicates of one completion cost nothing.
+    leaders: dict[tuple[str, str], Sample] = {}
+    followers: dict[tuple[str, int], list[Sample]] = {}
+    pending: list[Sample] = []
+    for sample in samples:
+        if sample.key in results:
+            continue
+        cached = recorder.lookup(sample)
+        if cached is not None:
+            deliver(_copy_for(cached, sample, cached=True))
+            continue
+        ident = (sample.task_id, sample.completion_hash)
+        if ident in leaders:
+            followers.setdefault(leaders[ident].key, []).append(sample)
+        else:
+            leaders[ident] = sample
+            pending.append(sample)
+
+    def deliver_all(result: SampleResult) -> None:
+        deliver(result)
+        for dup in followers.get(result.key, []):
+            deliver(_copy_for(result, dup, cached=True))
+
+    def work(unit: list[Sample]) -> None:
+        reported: set[tuple[str, int]] = set()
+
+        def on_unit_result(result: SampleResult) -> None:
+            reported.add(result.key)
+            deliver_all(result)
+
+        try:
+            benchmark.run_unit(tasks, unit, guarded_runner, on_unit_result)  # type: ignore[arg-type]
+        except Exception as exc:  # a bug or runner failure must not cost the other samples
+            if stopping.is_set():
+                return
+            detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            tb = traceback.format_exc(limit=-3)
+            for sample in unit:
+                if sample.key not in reported:
+                    deliver_all(
+                        benchmark.infra_result(sample, detail).model_copy(update={"stderr": tb})
+                    )
+
+    guarded_runner = _StopGuard(runner, stopping)
+    units = benchmark.plan(pending, workers)
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="vibes-worker")
+    futures: set[Future[None]] = {pool.submit(work, unit) for unit in units}
+    try:
+        while futures:
+            # Short waits keep the main thread responsive to Ctrl-C.
+            finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                fut.result()
+    except BaseException:
+        stopping.set()
+        for fut in futures:
+            fut.cancel()
+        runner.close()  # kills every running command
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return {s.key: results[s.key] for s in samples if s.key in results}

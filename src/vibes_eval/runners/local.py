@@ -15,12 +15,15 @@ import sys
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Capabilities, IsolationLevel, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
-from vibes_eval.runners import spawn
+from vibes_eval.runners import quota, spawn
+from vibes_eval.runners.cgroups import CgroupStats, JobCgroup
 from vibes_eval.runners.launcher import launcher_path
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -43,6 +46,40 @@ def safe_join(base: Path, rel: str) -> Path:
     return target
 
 
+_STALE_SESSION = re.compile(r"-(\d+)-\d+-[A-Za-z0-9_]{8}$")  # label-PID-N-random
+_swept: set[Path] = set()
+_sweep_lock = threading.Lock()
+
+
+def sweep_stale_sessions(root: Path) -> None:
+    """Remove work dirs (and their quota mounts) left by runs that died; once per root."""
+    with _sweep_lock:
+        if root in _swept:
+            return
+        _swept.add(root)
+    for entry in os.scandir(root):
+        match = _STALE_SESSION.search(entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        path = Path(entry.path)
+        with contextlib.suppress(OSError):
+            quota.unmount(path)
+        shutil.rmtree(path, onerror=_force_remove)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def _force_remove(func, path, _exc):  # type: ignore[no-untyped-def]
     # A sample may chmod its own files to 000; make them removable and retry.
     with contextlib.suppress(OSError):
@@ -51,40 +88,71 @@ def _force_remove(func, path, _exc):  # type: ignore[no-untyped-def]
         func(path)
 
 
+@dataclass
+class Job:
+    """One ``execute`` call, handed to the hooks so they can keep per-command state."""
+
+    session: Session
+    limits: Limits
+    cwd: Path
+    pid: int = 0
+    cgroup: JobCgroup | None = None
+    stats: CgroupStats | None = None  # read after the command ended
+    disk_full: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 class LocalRunner(TaskRunner):
     """Sessions are directories under ``work_root()``. Subclasses decide how a command is
-    wrapped (``wrap``) and how its end is interpreted (``classify``)."""
+    wrapped (``wrap``), how everything it started is killed (``kill``) and how its end is
+    interpreted (``classify``); ``open_job``/``close_job`` bracket each command."""
 
     name: ClassVar[str] = "local"
     capabilities: ClassVar[Capabilities] = Capabilities(isolation_level=IsolationLevel.PROCESS)
+    uses_launcher: ClassVar[bool] = False  # argv from wrap() starts with vibes-launch
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root or work_root()
-        self._live: set[int] = set()  # pids of running commands, for close()
+        sweep_stale_sessions(self.root)
+        self._live: dict[int, Job] = {}  # running commands by pid, for close()
         self._lock = threading.Lock()
 
     # -- lifecycle --------------------------------------------------------------------
 
     def prepare(self, spec: SessionSpec) -> Session:
         label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.label)[:40] or "session"
-        host_dir = Path(tempfile.mkdtemp(prefix=f"{label}-{next(_ids)}-", dir=self.root))
-        (host_dir / "tmp").mkdir()
+        # The pid in the name lets a later run recognise a crashed run's leftovers.
+        prefix = f"{label}-{os.getpid()}-{next(_ids)}-"
+        host_dir = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
         session = Session(
             id=host_dir.name, runner=self.name, path=host_dir, host_dir=host_dir, spec=spec
         )
-        if spec.files:
-            self.write_files(session, spec.files)
+        try:
+            self.setup_workdir(session)
+            (host_dir / "tmp").mkdir()
+            if spec.files:
+                self.write_files(session, spec.files)
+        except BaseException:
+            self.cleanup(session)
+            raise
         return session
 
+    def setup_workdir(self, session: Session) -> None:
+        """Called on the empty work dir before files are written (e.g. mount a quota).
+
+        Raises:
+            RunnerError: the work dir could not be set up.
+        """
+
     def cleanup(self, session: Session) -> None:
-        if session.host_dir is not None:
+        if session.host_dir is not None and session.host_dir.exists():
             shutil.rmtree(session.host_dir, onerror=_force_remove)
 
     def close(self) -> None:
         with self._lock:
-            pids = list(self._live)
-        for pid in pids:
-            self.kill(pid)
+            jobs = list(self._live.values())
+        for job in jobs:
+            self.kill(job)
 
     # -- files ------------------------------------------------------------------------
 
@@ -92,17 +160,26 @@ class LocalRunner(TaskRunner):
         assert session.host_dir is not None
         for rel, content in files.items():
             path = safe_join(session.host_dir, rel)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, str):
-                path.write_text(content)
-            else:
-                path.write_bytes(content)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, str):
+                    path.write_text(content)
+                else:
+                    path.write_bytes(content)
+            except OSError as exc:
+                raise RunnerError(f"cannot write {rel} into the work dir: {exc}") from exc
 
     def read_file(self, session: Session, path: str) -> bytes:
         assert session.host_dir is not None
-        return safe_join(session.host_dir, path).read_bytes()
+        target = safe_join(session.host_dir, path)
+        try:
+            return target.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise RunnerError(f"cannot read {path} from the work dir: {exc}") from exc
 
-    # -- execution --------------------------------------------------------------------
+    # -- execution hooks --------------------------------------------------------------
 
     def base_env(self, session: Session) -> dict[str, str]:
         return {
@@ -112,31 +189,58 @@ class LocalRunner(TaskRunner):
             "LANG": "C.UTF-8",
         }
 
-    def wrap(
-        self, session: Session, command: Sequence[str], limits: Limits, cwd: Path
-    ) -> list[str]:
+    def open_job(self, job: Job) -> None:
+        """Set up per-command resources (a cgroup) before ``wrap``.
+
+        Raises:
+            RunnerError: they could not be set up.
+        """
+
+    def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         """The argv that actually runs: the command inside whatever isolation applies."""
         return list(command)
 
-    def kill(self, pid: int) -> None:
-        spawn.kill_group(pid)
+    def kill(self, job: Job) -> None:
+        """Kill everything the command started; called on timeout, overflow and after exit."""
+        if job.cgroup is not None:
+            job.cgroup.kill()
+        if job.pid:
+            spawn.kill_group(job.pid)
 
-    def classify(self, raw: spawn.RawExit, limits: Limits) -> Termination:
+    def close_job(self, job: Job) -> None:
+        """Read counters and release per-command resources; the job is dead by now."""
+        if job.cgroup is not None:
+            job.stats = job.cgroup.stats()
+            job.cgroup.destroy()
+            job.cgroup = None
+
+    def classify(self, job: Job, raw: spawn.RawExit) -> Termination:
         if raw.output_limited:
             return Termination.OUTPUT_LIMIT
+        sig = raw.signal
+        if raw.exit_code != 0 or raw.timed_out:
+            # Limits first: a fork storm or a full disk usually ends in a timeout or a
+            # panic, but the limit is why.
+            stats = job.stats or CgroupStats()
+            if stats.oom_kills:
+                return Termination.MEMORY
+            if stats.pids_max_hits:
+                return Termination.PIDS
+            if sig == signal.SIGXFSZ or job.disk_full:
+                return Termination.DISK_LIMIT
+            if (
+                sig in (signal.SIGABRT, signal.SIGKILL)
+                or (raw.exit_code is not None and raw.exit_code >= 128)
+            ) and _ALLOC_FAILED.search(raw.stderr):
+                return Termination.MEMORY
         if raw.timed_out:
             return Termination.TIMED_OUT
-        sig = raw.signal
         if sig is None:
             return Termination.EXITED
         if sig == signal.SIGXCPU:
             return Termination.TIMED_OUT
-        if sig == signal.SIGXFSZ:
-            return Termination.DISK_LIMIT
         if sig == signal.SIGSYS:
             return Termination.BLOCKED_SYSCALL
-        if sig in (signal.SIGABRT, signal.SIGKILL) and _ALLOC_FAILED.search(raw.stderr):
-            return Termination.MEMORY
         return Termination.SIGNALED
 
     def execute(
@@ -149,23 +253,33 @@ class LocalRunner(TaskRunner):
         cwd: str | None = None,
         stdin: bytes | None = None,
     ) -> ExecutionResult:
+        if not command:
+            raise RunnerError("empty command")
         workdir = safe_join(session.path, cwd) if cwd else session.path
         full_env = self.base_env(session)
         if env:
             full_env.update(env)
-        argv = self.wrap(session, command, limits, workdir)
-        raw = spawn.run(
-            argv,
-            env=full_env,
-            cwd=str(workdir),
-            timeout_s=limits.timeout_s,
-            output_cap=limits.output_bytes,
-            stdin=stdin,
-            kill=self.kill,
-            on_start=self._track,
-        )
-        with self._lock:
-            self._live.discard(raw.pid)
+        job = Job(session=session, limits=limits, cwd=workdir)
+        self.open_job(job)
+        try:
+            raw = spawn.run(
+                self.wrap(job, command),
+                env=full_env,
+                cwd=str(workdir),
+                timeout_s=limits.timeout_s,
+                output_cap=limits.output_bytes,
+                stdin=stdin,
+                kill=lambda _pid: self.kill(job),
+                on_start=lambda pid: self._track(job, pid),
+                launcher_errors=self.uses_launcher,
+            )
+        finally:
+            with self._lock:
+                self._live.pop(job.pid, None)
+            self.close_job(job)
+        if raw.launch_error:
+            raise RunnerError(f"{self.name} runner could not start {command[0]}: "
+                              f"{raw.launch_error.removeprefix('vibes-launch: ')}")  # fmt: skip
         return ExecutionResult(
             exit_code=raw.exit_code,
             signal=raw.signal,
@@ -175,12 +289,13 @@ class LocalRunner(TaskRunner):
             stderr_truncated=raw.stderr_truncated,
             wall_s=raw.wall_s,
             cpu_s=raw.cpu_s,
-            termination=self.classify(raw, limits),
+            termination=self.classify(job, raw),
         )
 
-    def _track(self, pid: int) -> None:
+    def _track(self, job: Job, pid: int) -> None:
+        job.pid = pid
         with self._lock:
-            self._live.add(pid)
+            self._live[pid] = job
 
 
 def rlimit_args(limits: Limits, *, address_space: bool = True) -> list[str]:
@@ -210,14 +325,14 @@ class ProcessRunner(LocalRunner):
         "a grandchild that calls setsid can outlive the timeout",
     )
 
+    uses_launcher: ClassVar[bool] = True
+
     def __init__(self, root: Path | None = None) -> None:
         super().__init__(root)
         self.launcher = str(launcher_path())
 
-    def wrap(
-        self, session: Session, command: Sequence[str], limits: Limits, cwd: Path
-    ) -> list[str]:
-        return [self.launcher, *rlimit_args(limits), "--", *command]
+    def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
+        return [self.launcher, *rlimit_args(job.limits), "--", *command]
 
 
 class UnsandboxedRunner(LocalRunner):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from vibes_eval.core.errors import RunnerError
 
 _READ = 1 << 16
+LAUNCH_ERRFD_ENV = "VIBES_LAUNCH_ERRFD"  # read (and removed from the env) by launcher.c
 _DRAIN_GRACE_S = 0.05  # after exit, how long leftovers still writing to the pipes may take
 
 
@@ -35,6 +36,7 @@ class RawExit:
     timed_out: bool
     output_limited: bool
     pid: int = 0
+    launch_error: str = ""  # what the launcher reported when it could not start the job
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -83,39 +85,45 @@ def run(
     stdin: bytes | None = None,
     kill: Callable[[int], None] = kill_group,
     on_start: Callable[[int], None] | None = None,
+    launcher_errors: bool = False,
 ) -> RawExit:
     """Run ``argv`` to completion or until killed; never leaves it running.
 
     ``kill(pid)`` is called on timeout, on output overflow and after exit (to remove
     leftovers); runners with cgroups pass one that kills through the cgroup.
+    ``launcher_errors``: ``argv`` starts with vibes-launch; give it a close-on-exec pipe
+    for its own setup errors (``RawExit.launch_error``), so a job cannot fake them.
 
     Raises:
         RunnerError: the command could not be started.
     """
     start = time.monotonic()
+    err_r = err_w = -1
+    env = dict(env) if env is not None else dict(os.environ)
+    if launcher_errors:
+        err_r, err_w = os.pipe()
+        env[LAUNCH_ERRFD_ENV] = str(err_w)
     try:
         proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
+            env=env,
             cwd=cwd,
             start_new_session=True,  # own process group: one killpg reaches the tree
             close_fds=True,
+            pass_fds=(err_w,) if launcher_errors else (),
         )
     except OSError as exc:
+        if launcher_errors:
+            os.close(err_r)
+            os.close(err_w)
         raise RunnerError(f"cannot start {argv[0]}: {exc}") from exc
+    if launcher_errors:
+        os.close(err_w)  # the launcher holds the only copy: EOF once it execs or exits
     if on_start is not None:
         on_start(proc.pid)
-    if stdin is not None:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(stdin)
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
-
     assert proc.stdout is not None and proc.stderr is not None
     streams = {proc.stdout.fileno(): _Stream(output_cap), proc.stderr.fileno(): _Stream(output_cap)}
     pidfd = os.pidfd_open(proc.pid)
@@ -124,6 +132,16 @@ def run(
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
     sel.register(pidfd, selectors.EVENT_READ)
+    # stdin is fed from the same loop: a job that never reads it cannot block us
+    pending = memoryview(stdin or b"")
+    stdin_fd = -1
+    if proc.stdin is not None:
+        stdin_fd = proc.stdin.fileno()
+        if pending:
+            os.set_blocking(stdin_fd, False)
+            sel.register(stdin_fd, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
 
     deadline = start + timeout_s
     timed_out = output_limited = exited = False
@@ -149,6 +167,18 @@ def run(
                     exit_time = time.monotonic()
                     sel.unregister(pidfd)
                     continue
+                if fd == stdin_fd:
+                    try:
+                        pending = pending[os.write(fd, pending[:_READ]) :]
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        sel.unregister(fd)
+                        assert proc.stdin is not None
+                        proc.stdin.close()
+                    continue
                 try:
                     data = os.read(fd, _READ)
                 except BlockingIOError:
@@ -170,6 +200,9 @@ def run(
         os.close(pidfd)
         proc.stdout.close()
         proc.stderr.close()
+        if proc.stdin is not None:
+            proc.stdin.close()
+        launch_error = _read_all(err_r) if launcher_errors else b""
     wall = time.monotonic() - start
     out, err = streams.values()
     return RawExit(
@@ -183,4 +216,19 @@ def run(
         timed_out=timed_out,
         output_limited=output_limited,
         pid=proc.pid,
+        launch_error=launch_error.decode("utf-8", "replace").strip(),
     )
+
+
+def _read_all(fd: int) -> bytes:
+    """Read what a pipe holds without waiting for more, then close it."""
+    chunks = []
+    os.set_blocking(fd, False)
+    try:
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

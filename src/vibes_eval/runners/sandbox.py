@@ -1,0 +1,226 @@
+"""The default Linux sandbox: Landlock + seccomp + rlimits + a per-job cgroup + an empty
+network namespace, applied by the C launcher right before it execs the job.
+
+As root it is the full stack. Unprivileged it keeps Landlock, seccomp and rlimits and says
+what is weaker (``notes``): memory through RLIMIT_AS, processes through RLIMIT_NPROC (per
+user, not per job), no disk quota beyond RLIMIT_FSIZE, no netns (seccomp still refuses
+every socket but AF_UNIX, Landlock every TCP connect).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from vibes_eval.core.errors import RunnerError, RunnerUnavailable
+from vibes_eval.core.runner import Capabilities, IsolationLevel, Session
+from vibes_eval.core.types import Limits
+from vibes_eval.runners import cgroups, quota
+from vibes_eval.runners.launcher import launcher_path
+from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
+
+# Read + execute for every job: the dynamic loader and libraries, compilers and their
+# helpers (cc, ld), and the few /etc files the loader reads. Symlinks (/lib -> usr/lib)
+# resolve to the same trees. Nothing else of /etc, no /proc, /sys or /home.
+SYSTEM_READONLY = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/dev/urandom",
+    "/dev/random",
+)
+DEVICES_WRITABLE = ("/dev/null", "/dev/zero")
+MIN_LANDLOCK_ABI = 1
+_NPROC_MARGIN = 256  # RLIMIT_NPROC counts the whole user's processes: leave room for ours
+
+
+def probe(launcher: str) -> dict[str, int]:
+    """What the kernel offers: ``{"landlock_abi": N, "seccomp": 0|1}``.
+
+    Raises:
+        RunnerUnavailable: the launcher does not run.
+    """
+    try:
+        out = subprocess.run(
+            [launcher, "--probe"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RunnerUnavailable(f"the sandbox launcher does not run: {exc}") from exc
+    return {k: int(v) for k, v in (item.split("=") for item in out.split())}
+
+
+def _user_tasks() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+class LandlockRunner(LocalRunner):
+    """Landlock (read+execute on the system and the session's read-only paths, read-write
+    on the work dir only, no TCP, signals scoped), seccomp (AF_UNIX sockets only; no
+    namespace, mount, ptrace, bpf, io_uring or keyctl calls), rlimits, a per-job cgroup for
+    memory and pids killed as a whole, a new network namespace and a tmpfs work dir with a
+    size quota (the last three as root)."""
+
+    name: ClassVar[str] = "landlock"
+    uses_launcher: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation_level=IsolationLevel.SANDBOX,
+        enforces_memory=True,
+        enforces_pids=True,
+        enforces_disk=True,
+        blocks_network=True,
+    )
+
+    def __init__(self, root: Path | None = None) -> None:
+        super().__init__(root)
+        why = self.check_available()
+        if why is not None:
+            raise RunnerUnavailable(f"--sandbox {self.name}: {why}")
+        self.launcher = str(launcher_path())
+        self.abi = probe(self.launcher)["landlock_abi"]
+        self.privileged = os.geteuid() == 0
+        self.cgroup_manager, cgroup_why = cgroups.manager()
+        self.tmpfs = quota.can_mount()
+        self._quota_mb: dict[str, int] = {}
+        self._quota_lock = threading.Lock()
+        self._nproc_base = 0 if self.cgroup_manager else _user_tasks() + _NPROC_MARGIN
+        weaker = []
+        if self.cgroup_manager is None:
+            weaker.append(
+                f"no per-job cgroup ({cgroup_why}): memory via RLIMIT_AS, processes via "
+                "RLIMIT_NPROC (per user), a setsid grandchild can outlive the timeout"
+            )
+        if not self.tmpfs:
+            weaker.append("no tmpfs quota: disk use is checked after each command only")
+        if not self.privileged:
+            weaker.append("no network namespace (seccomp and Landlock still block sockets)")
+        if self.abi < 4:
+            weaker.append(f"Landlock ABI {self.abi} < 4: TCP is blocked by seccomp only")
+        if self.abi < 6:
+            weaker.append(f"Landlock ABI {self.abi} < 6: signals to other processes not scoped")
+        # Instance-level: what this machine actually gives, for reports and `auto`.
+        self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
+            update={
+                "enforces_pids": self.cgroup_manager is not None,
+                "notes": "; ".join(weaker),
+            }
+        )
+
+    @classmethod
+    def check_available(cls) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "Landlock needs Linux"
+        try:
+            info = probe(str(launcher_path()))
+        except RunnerUnavailable as exc:
+            return str(exc)
+        if info.get("landlock_abi", 0) < MIN_LANDLOCK_ABI:
+            return "the kernel has no Landlock (needs Linux >= 5.13 with landlock in lsm=)"
+        if not info.get("seccomp"):
+            return "the kernel has no seccomp filter support"
+        return None
+
+    # -- work dir -----------------------------------------------------------------------
+
+    def setup_workdir(self, session: Session) -> None:
+        if not self.tmpfs:
+            return
+        assert session.host_dir is not None
+        size = Limits().disk_mb
+        try:
+            quota.mount_tmpfs(session.host_dir, size)
+        except OSError as exc:
+            raise RunnerError(f"cannot mount the work dir quota: {exc}") from exc
+        with self._quota_lock:
+            self._quota_mb[session.id] = size
+
+    def cleanup(self, session: Session) -> None:
+        if session.host_dir is not None:
+            with self._quota_lock:
+                mounted = self._quota_mb.pop(session.id, None) is not None
+            if mounted:
+                try:
+                    quota.unmount(session.host_dir)
+                except OSError as exc:
+                    raise RunnerError(f"cannot unmount {session.host_dir}: {exc}") from exc
+        super().cleanup(session)
+
+    def _fit_quota(self, session: Session, size_mb: int) -> None:
+        with self._quota_lock:
+            current = self._quota_mb.get(session.id)
+            if current is None or current == size_mb:
+                return
+            assert session.host_dir is not None
+            try:
+                quota.resize_tmpfs(session.host_dir, size_mb)
+            except OSError as exc:
+                raise RunnerError(f"cannot resize the work dir quota: {exc}") from exc
+            self._quota_mb[session.id] = size_mb
+
+    # -- per command --------------------------------------------------------------------
+
+    def open_job(self, job: Job) -> None:
+        self._fit_quota(job.session, job.limits.disk_mb)
+        if self.cgroup_manager is not None:
+            try:
+                job.cgroup = self.cgroup_manager.create(job.limits.memory_mb, job.limits.pids)
+            except OSError as exc:
+                raise RunnerError(f"cannot create the job's cgroup: {exc}") from exc
+
+    def close_job(self, job: Job) -> None:
+        super().close_job(job)
+        host_dir = job.session.host_dir
+        assert host_dir is not None
+        if job.session.id in self._quota_mb:
+            job.disk_full = quota.is_full(host_dir)
+        else:
+            job.disk_full = quota.dir_size(host_dir) > job.limits.disk_mb << 20
+
+    def readonly_paths(self, job: Job) -> list[str]:
+        return [*SYSTEM_READONLY, *(str(p) for p in job.session.spec.readonly_paths)]
+
+    def confinement_args(self, job: Job) -> list[str]:
+        """Launcher flags for Landlock, seccomp and privileges (no cgroup, no netns)."""
+        args: list[str] = []
+        if self.privileged:
+            args.append("--drop-caps")
+        for path in self.readonly_paths(job):
+            args += ["--ro", path]
+        args += ["--rw", str(job.session.path)]
+        for dev in DEVICES_WRITABLE:
+            args += ["--rw", dev]
+        return [*args, "--landlock", "--seccomp"]
+
+    def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
+        argv = [self.launcher]
+        if job.cgroup is not None:
+            for procs in job.cgroup.procs_files:
+                argv += ["--cgroup", procs]
+        if self.privileged:
+            argv.append("--netns")
+        argv += rlimit_args(job.limits, address_space=job.cgroup is None)
+        if job.cgroup is None:
+            argv += ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
+        argv += self.confinement_args(job)
+        return [*argv, "--", *command]

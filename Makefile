@@ -19,7 +19,7 @@ system:
 
 demo: system setup
 	$(BIN)/vibes eval run humaneval-rust --problems examples/sanity/problems.jsonl \
-		--samples examples/sanity/samples.jsonl --k 1,5 --no-store-hint
+		--samples examples/sanity/samples.jsonl --k 1,5 --timeout 2
 
 test: system setup
 	$(BIN)/ruff check src tests bench

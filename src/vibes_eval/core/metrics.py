@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from math import comb
 
-import numpy as np
+
+def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
+    """Probability that at least one of k samples drawn from n (c correct) passes:
+    1 - C(n-c, k) / C(n, k), in exact integer arithmetic so reported values are the
+    correctly rounded estimator, not an accumulation of float errors."""
+    if k > n:
+        raise ValueError(f"k={k} exceeds the number of samples n={n}")
+    if not 0 <= c <= n:
+        raise ValueError(f"correct count c={c} outside 0..n={n}")
+    return 1 - Fraction(comb(n - c, k), comb(n, k))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
-    """Probability that at least one of k samples drawn from n (c correct) passes.
-
-    1 - C(n-c, k) / C(n, k), computed as a product so large n does not overflow.
-    """
-    if k > n:
-        raise ValueError(f"k={k} exceeds the number of samples n={n}")
-    if n - c < k:
-        return 1.0
-    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    return float(pass_at_k_exact(n, c, k))
 
 
 def estimate_pass_at_k(
@@ -36,7 +39,8 @@ def estimate_pass_at_k(
         if k > min_n:
             notes.append(f"pass@{k} omitted: some tasks have only {min_n} sample(s)")
             continue
-        result[f"pass@{k}"] = float(np.mean([pass_at_k(n, c, k) for n, c in counts.values()]))
+        total = sum((pass_at_k_exact(n, c, k) for n, c in counts.values()), Fraction(0))
+        result[f"pass@{k}"] = float(total / len(counts))
     return result, notes
 
 

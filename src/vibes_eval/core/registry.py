@@ -15,10 +15,17 @@ BENCHMARKS: dict[str, str] = {
 RUNNERS: dict[str, str] = {
     "none": "vibes_eval.runners.local:UnsandboxedRunner",
     "process": "vibes_eval.runners.local:ProcessRunner",
+    "landlock": "vibes_eval.runners.sandbox:LandlockRunner",
+    "bwrap": "vibes_eval.runners.bwrap:BwrapRunner",
+    "firejail": "vibes_eval.runners.firejail:FirejailRunner",
+    "docker": "vibes_eval.runners.docker.runner:DockerRunner",
+    "seatbelt": "vibes_eval.runners.seatbelt:SeatbeltRunner",
 }
 
 # `--sandbox auto` tries these in order and takes the first available.
-AUTO_ORDER: list[str] = ["process"]
+# Strongest first; `process` is not a sandbox (no file or network isolation), so `auto`
+# never falls back to it.
+AUTO_ORDER: list[str] = ["landlock", "seatbelt", "bwrap", "firejail", "docker"]
 
 
 def _load(table: dict[str, str], kind: str, name: str) -> Any:

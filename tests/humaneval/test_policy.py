@@ -1,0 +1,57 @@
+import pytest
+
+from vibes_eval.benchmarks.humaneval import policy
+from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+
+
+@pytest.mark.parametrize(
+    "code,category",
+    [
+        ('let s = std::fs::read_to_string("/etc/shadow");', "filesystem"),
+        ("use std::{collections::HashMap, fs};", "filesystem"),
+        ('let f = File::open("x");', "filesystem"),
+        ('let s = include_str!("/etc/passwd");', "filesystem"),
+        ("std::process::exit(0);", "process"),
+        ('let c = Command::new("sh");', "process"),
+        ("use std::process;", "process"),
+        ('let s = std::net::TcpStream::connect("127.0.0.1:1");', "network"),
+        ('let u = UdpSocket::bind("0.0.0.0:0");', "network"),
+        ("let p = unsafe { *std::ptr::null::<i32>() };", "unsafe"),
+        ('extern "C" { fn abort(); }', "unsafe"),
+        ("#[no_mangle] pub fn main2() {}", "unsafe"),
+        ("#![feature(never_type)]", "unsafe"),
+        ('std::env::set_var("A", "1");', "environment"),
+        ("macro_rules! assert_eq { ($($t:tt)*) => {} }", "test tampering"),
+    ],
+)
+def test_blocked(code: str, category: str) -> None:
+    v = policy.check("    " + code + "\n}\n")
+    assert v is not None and v.category == category
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "// we could use std::fs::read here, but do not\n    a + b\n}",
+        '    let s = "std::process::exit(0)"; s.len()\n}',
+        '    let s = r#"unsafe { File::open() }"#; s.len()\n}',
+        "    /* nested /* std::net */ still comment */ a\n}",
+        "    let c = 'x'; let d: &'static str = \"TcpStream\"; c\n}",
+        "    let v: Vec<i32> = vec![]; v.iter().sum()\n}",
+        "    fn helper<'a>(x: &'a str) -> &'a str { x }\n    helper(s)\n}",
+    ],
+)
+def test_allowed_after_stripping(code: str) -> None:
+    assert policy.check(code) is None
+
+
+def test_strip_keeps_offsets_and_lines() -> None:
+    src = 'let a = "x\\"y"; // c\n/* b */ let b = \'q\';'
+    out = strip_comments_and_strings(src)
+    assert len(out) == len(src) and out.count("\n") == src.count("\n")
+    assert "x" not in out.replace("let", "") and "c" not in out.split("\n")[0][12:]
+
+
+def test_violation_reports_line() -> None:
+    v = policy.check("    let x = 1;\n    let y = 2;\n    std::process::abort();\n}")
+    assert v is not None and v.line == 3

@@ -27,25 +27,35 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef __linux__ /* everything but rlimits and chdir; macOS builds the portable part */
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <sched.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+#endif
 
 #define MAX_RULES 64
+
+struct rule {
+    const char *path;
+    int writable;
+};
+
+static struct rule rules[MAX_RULES]; /* Landlock paths from --ro/--rw */
+static int n_rules;
 
 static int errfd = 2;
 
@@ -82,6 +92,7 @@ static void set_rlimit(const char *spec) {
     if (setrlimit(res, &rl)) die(spec);
 }
 
+#ifdef __linux__
 /* ---- cgroup, network namespace, capabilities ---------------------------------------- */
 
 static void join_cgroup(const char *procs_file) {
@@ -143,14 +154,6 @@ struct ll_path_beneath {
     uint64_t allowed_access;
     int32_t parent_fd;
 } __attribute__((packed));
-
-struct rule {
-    const char *path;
-    int writable;
-};
-
-static struct rule rules[MAX_RULES];
-static int n_rules;
 
 static int landlock_abi(void) {
     long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1U /* VERSION */);
@@ -313,6 +316,15 @@ static int seccomp_supported(void) {
 #endif
 }
 
+#else
+static void join_cgroup(const char *f) { fail(125, "cgroups need Linux", f); }
+static void drop_caps(void) { fail(125, "--drop-caps needs Linux", NULL); }
+static int landlock_abi(void) { return 0; }
+static void install_landlock(void) { fail(125, "Landlock needs Linux", NULL); }
+static void install_seccomp(void) { fail(125, "seccomp needs Linux", NULL); }
+static int seccomp_supported(void) { return 0; }
+#endif
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
@@ -353,10 +365,16 @@ int main(int argc, char **argv) {
     /* Order matters: joining cgroups and creating the netns need privileges that
      * --drop-caps removes; Landlock and seccomp come last so setup is not filtered. */
     for (int c = 0; c < n_cgroups; c++) join_cgroup(cgroups[c]);
+#ifdef __linux__
     if (netns && unshare(CLONE_NEWNET)) die("unshare(CLONE_NEWNET)");
+#else
+    if (netns) fail(125, "--netns needs Linux", NULL);
+#endif
     if (chdir_to && chdir(chdir_to)) die(chdir_to);
     if (caps) drop_caps();
+#ifdef __linux__
     if ((landlock || seccomp) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs");
+#endif
     if (landlock) install_landlock();
     if (seccomp) install_seccomp();
 

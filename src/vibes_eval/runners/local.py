@@ -214,6 +214,10 @@ class LocalRunner(TaskRunner):
             job.cgroup.destroy()
             job.cgroup = None
 
+    def normalize(self, raw: spawn.RawExit) -> spawn.RawExit:
+        """Undo a wrapper's translation of the job's status (e.g. signal N -> 128+N)."""
+        return raw
+
     def classify(self, job: Job, raw: spawn.RawExit) -> Termination:
         if raw.output_limited:
             return Termination.OUTPUT_LIMIT
@@ -277,6 +281,7 @@ class LocalRunner(TaskRunner):
             with self._lock:
                 self._live.pop(job.pid, None)
             self.close_job(job)
+        raw = self.normalize(raw)
         if raw.launch_error:
             raise RunnerError(f"{self.name} runner could not start {command[0]}: "
                               f"{raw.launch_error.removeprefix('vibes-launch: ')}")  # fmt: skip

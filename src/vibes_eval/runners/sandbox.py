@@ -9,6 +9,7 @@ every socket but AF_UNIX, Landlock every TCP connect).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from typing import ClassVar
 from vibes_eval.core.errors import RunnerError, RunnerUnavailable
 from vibes_eval.core.runner import Capabilities, IsolationLevel, Session
 from vibes_eval.core.types import Limits
-from vibes_eval.runners import cgroups, quota
+from vibes_eval.runners import cgroups, quota, spawn
 from vibes_eval.runners.launcher import launcher_path
 from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
 
@@ -75,22 +76,14 @@ def _user_tasks() -> int:
     return count
 
 
-class LandlockRunner(LocalRunner):
-    """Landlock (read+execute on the system and the session's read-only paths, read-write
-    on the work dir only, no TCP, signals scoped), seccomp (AF_UNIX sockets only; no
-    namespace, mount, ptrace, bpf, io_uring or keyctl calls), rlimits, a per-job cgroup for
-    memory and pids killed as a whole, a new network namespace and a tmpfs work dir with a
-    size quota (the last three as root)."""
+class ConfinedRunner(LocalRunner):
+    """Shared by the Linux sandboxes: a per-job cgroup (memory, pids, kill of the whole
+    tree), a tmpfs work dir with a size quota, rlimits through the launcher, and a note of
+    what this machine cannot give (``capabilities.notes``). Subclasses build ``wrap``."""
 
-    name: ClassVar[str] = "landlock"
     uses_launcher: ClassVar[bool] = True
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        isolation_level=IsolationLevel.SANDBOX,
-        enforces_memory=True,
-        enforces_pids=True,
-        enforces_disk=True,
-        blocks_network=True,
-    )
+    # bwrap and firejail report a job killed by signal N as exit code 128+N
+    signal_in_exit_code: ClassVar[bool] = False
 
     def __init__(self, root: Path | None = None) -> None:
         super().__init__(root)
@@ -98,7 +91,6 @@ class LandlockRunner(LocalRunner):
         if why is not None:
             raise RunnerUnavailable(f"--sandbox {self.name}: {why}")
         self.launcher = str(launcher_path())
-        self.abi = probe(self.launcher)["landlock_abi"]
         self.privileged = os.geteuid() == 0
         self.cgroup_manager, cgroup_why = cgroups.manager()
         self.tmpfs = quota.can_mount()
@@ -109,37 +101,19 @@ class LandlockRunner(LocalRunner):
         if self.cgroup_manager is None:
             weaker.append(
                 f"no per-job cgroup ({cgroup_why}): memory via RLIMIT_AS, processes via "
-                "RLIMIT_NPROC (per user), a setsid grandchild can outlive the timeout"
+                "RLIMIT_NPROC (per user)"
             )
         if not self.tmpfs:
             weaker.append("no tmpfs quota: disk use is checked after each command only")
-        if not self.privileged:
-            weaker.append("no network namespace (seccomp and Landlock still block sockets)")
-        if self.abi < 4:
-            weaker.append(f"Landlock ABI {self.abi} < 4: TCP is blocked by seccomp only")
-        if self.abi < 6:
-            weaker.append(f"Landlock ABI {self.abi} < 6: signals to other processes not scoped")
+        weaker += self.weaknesses()
         # Instance-level: what this machine actually gives, for reports and `auto`.
         self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
-            update={
-                "enforces_pids": self.cgroup_manager is not None,
-                "notes": "; ".join(weaker),
-            }
+            update={"enforces_pids": self.cgroup_manager is not None, "notes": "; ".join(weaker)}
         )
 
-    @classmethod
-    def check_available(cls) -> str | None:
-        if not sys.platform.startswith("linux"):
-            return "Landlock needs Linux"
-        try:
-            info = probe(str(launcher_path()))
-        except RunnerUnavailable as exc:
-            return str(exc)
-        if info.get("landlock_abi", 0) < MIN_LANDLOCK_ABI:
-            return "the kernel has no Landlock (needs Linux >= 5.13 with landlock in lsm=)"
-        if not info.get("seccomp"):
-            return "the kernel has no seccomp filter support"
-        return None
+    def weaknesses(self) -> list[str]:
+        """What this runner lacks on this machine, beyond cgroups and quota."""
+        return []
 
     # -- work dir -----------------------------------------------------------------------
 
@@ -197,14 +171,23 @@ class LandlockRunner(LocalRunner):
         else:
             job.disk_full = quota.dir_size(host_dir) > job.limits.disk_mb << 20
 
+    def outer_args(self, job: Job) -> list[str]:
+        """Launcher flags applied outside any namespace tool: cgroup join and rlimits."""
+        args: list[str] = []
+        if job.cgroup is not None:
+            for procs in job.cgroup.procs_files:
+                args += ["--cgroup", procs]
+        args += rlimit_args(job.limits, address_space=job.cgroup is None)
+        if job.cgroup is None:
+            args += ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
+        return args
+
     def readonly_paths(self, job: Job) -> list[str]:
         return [*SYSTEM_READONLY, *(str(p) for p in job.session.spec.readonly_paths)]
 
-    def confinement_args(self, job: Job) -> list[str]:
-        """Launcher flags for Landlock, seccomp and privileges (no cgroup, no netns)."""
+    def landlock_args(self, job: Job) -> list[str]:
+        """Launcher flags for Landlock (only the listed paths) and the seccomp filter."""
         args: list[str] = []
-        if self.privileged:
-            args.append("--drop-caps")
         for path in self.readonly_paths(job):
             args += ["--ro", path]
         args += ["--rw", str(job.session.path)]
@@ -212,15 +195,61 @@ class LandlockRunner(LocalRunner):
             args += ["--rw", dev]
         return [*args, "--landlock", "--seccomp"]
 
+    def normalize(self, raw: spawn.RawExit) -> spawn.RawExit:
+        code = raw.exit_code
+        if self.signal_in_exit_code and code is not None and 128 < code <= 128 + 64:
+            # Ambiguous with a job that exits 129..192 by itself; libtest never does.
+            return dataclasses.replace(raw, status=code - 128)  # wait status: killed by N
+        return raw
+
+
+class LandlockRunner(ConfinedRunner):
+    """Landlock (read+execute on the system and the session's read-only paths, read-write
+    on the work dir only, no TCP, signals scoped), seccomp (AF_UNIX sockets only; no
+    namespace, mount, ptrace, bpf, io_uring or keyctl calls), rlimits, a per-job cgroup for
+    memory and pids killed as a whole, a new network namespace and a tmpfs work dir with a
+    size quota (the last three as root)."""
+
+    name: ClassVar[str] = "landlock"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation_level=IsolationLevel.SANDBOX,
+        enforces_memory=True,
+        enforces_pids=True,
+        enforces_disk=True,
+        blocks_network=True,
+    )
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.abi = 0
+        super().__init__(root)
+
+    def weaknesses(self) -> list[str]:
+        self.abi = probe(self.launcher)["landlock_abi"]
+        weaker = []
+        if not self.privileged:
+            weaker.append("no network namespace (seccomp and Landlock still block sockets)")
+        if self.abi < 4:
+            weaker.append(f"Landlock ABI {self.abi} < 4: TCP is blocked by seccomp only")
+        if self.abi < 6:
+            weaker.append(f"Landlock ABI {self.abi} < 6: signals to other processes not scoped")
+        return weaker
+
+    @classmethod
+    def check_available(cls) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "Landlock needs Linux"
+        try:
+            info = probe(str(launcher_path()))
+        except RunnerUnavailable as exc:
+            return str(exc)
+        if info.get("landlock_abi", 0) < MIN_LANDLOCK_ABI:
+            return "the kernel has no Landlock (needs Linux >= 5.13 with landlock in lsm=)"
+        if not info.get("seccomp"):
+            return "the kernel has no seccomp filter support"
+        return None
+
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
-        argv = [self.launcher]
-        if job.cgroup is not None:
-            for procs in job.cgroup.procs_files:
-                argv += ["--cgroup", procs]
+        argv = [self.launcher, *self.outer_args(job)]
         if self.privileged:
-            argv.append("--netns")
-        argv += rlimit_args(job.limits, address_space=job.cgroup is None)
-        if job.cgroup is None:
-            argv += ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
-        argv += self.confinement_args(job)
-        return [*argv, "--", *command]
+            argv += ["--netns", "--drop-caps"]
+        return [*argv, *self.landlock_args(job), "--", *command]

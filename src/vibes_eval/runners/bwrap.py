@@ -1,0 +1,90 @@
+"""bubblewrap: the job sees a private mount tree (only the system, its read-only paths and
+the work dir), its own pid, network, ipc and uts namespaces, and no capabilities. The
+launcher adds rlimits and the cgroup outside, and the seccomp filter inside.
+
+Works unprivileged where user namespaces are allowed. Without root there is no per-job
+cgroup (memory via RLIMIT_AS, no pids limit per job) and no tmpfs quota; the pid namespace
+still takes every process down with the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from vibes_eval.core.runner import Capabilities, IsolationLevel
+from vibes_eval.runners.local import Job
+from vibes_eval.runners.sandbox import ConfinedRunner
+
+# Files of /etc the loader and the C toolchain need; /etc/alternatives holds the cc symlink.
+_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
+_MERGED = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def _root_links() -> list[str]:
+    """Recreate /bin -> usr/bin and friends as symlinks (merged /usr), else bind them."""
+    args: list[str] = []
+    for path in _MERGED:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+class BwrapRunner(ConfinedRunner):
+    """bubblewrap namespaces + the launcher's seccomp and rlimits (+ cgroup as root)."""
+
+    name: ClassVar[str] = "bwrap"
+    signal_in_exit_code: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation_level=IsolationLevel.SANDBOX,
+        enforces_memory=True,
+        enforces_pids=True,
+        enforces_disk=True,
+        blocks_network=True,
+    )
+
+    def __init__(self, root: Path | None = None) -> None:
+        super().__init__(root)
+        self.bwrap = shutil.which("bwrap") or "bwrap"
+
+    @classmethod
+    def check_available(cls) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "bubblewrap needs Linux"
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            return "bwrap is not installed (apt-get install bubblewrap)"
+        try:
+            proc = subprocess.run(
+                [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"bwrap does not run: {exc}"
+        if proc.returncode != 0:
+            return f"bwrap cannot create namespaces here: {proc.stderr.strip()[:200]}"
+        return None
+
+    def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
+        work = str(job.session.path)
+        argv = [self.launcher, *self.outer_args(job), "--", self.bwrap]
+        argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        argv += ["--ro-bind", "/usr", "/usr", *_root_links()]
+        for path in _ETC:
+            argv += ["--ro-bind-try", path, path]
+        for path in job.session.spec.readonly_paths:
+            argv += ["--ro-bind", str(path), str(path)]
+        argv += ["--ro-bind", self.launcher, self.launcher]
+        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        argv += ["--bind", work, work, "--chdir", str(job.cwd)]
+        # Inside: the seccomp filter (bwrap has no syscall policy of its own to offer).
+        return [*argv, "--", self.launcher, "--seccomp", "--", *command]

@@ -1,0 +1,66 @@
+"""firejail: new pid, network (none), ipc and mount namespaces, a private /dev, no
+capabilities and no new privileges; inside it the launcher applies Landlock (firejail's
+own file rules are a blacklist) and the seccomp filter. Root or the setuid firejail
+binary is needed; slower to start than the others (tens of ms per command)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from vibes_eval.core.runner import Capabilities, IsolationLevel
+from vibes_eval.runners.local import Job
+from vibes_eval.runners.sandbox import ConfinedRunner
+
+
+class FirejailRunner(ConfinedRunner):
+    """firejail namespaces + the launcher's Landlock, seccomp and rlimits (+ cgroup as
+    root)."""
+
+    name: ClassVar[str] = "firejail"
+    signal_in_exit_code: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation_level=IsolationLevel.SANDBOX,
+        enforces_memory=True,
+        enforces_pids=True,
+        enforces_disk=True,
+        blocks_network=True,
+    )
+
+    def __init__(self, root: Path | None = None) -> None:
+        super().__init__(root)
+        self.firejail = shutil.which("firejail") or "firejail"
+
+    @classmethod
+    def check_available(cls) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "firejail needs Linux"
+        firejail = shutil.which("firejail")
+        if firejail is None:
+            return "firejail is not installed (apt-get install firejail)"
+        if os.geteuid() != 0 and not os.stat(firejail).st_mode & 0o4000:
+            return "firejail needs root or its setuid bit"
+        try:
+            proc = subprocess.run(
+                [firejail, "--quiet", "--noprofile", "--net=none", "--", "true"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"firejail does not run: {exc}"
+        if proc.returncode != 0:
+            return f"firejail cannot sandbox here: {proc.stderr.strip()[:200]}"
+        return None
+
+    def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
+        argv = [self.launcher, *self.outer_args(job), "--", self.firejail]
+        argv += ["--quiet", "--noprofile", "--net=none", "--nonewprivs", "--caps.drop=all"]
+        argv += ["--private-dev", "--nosound", "--no3d", "--nodbus", "--noroot"]
+        argv += ["--", self.launcher, *self.landlock_args(job), "--chdir", str(job.cwd)]
+        return [*argv, "--", *command]

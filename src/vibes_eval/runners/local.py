@@ -129,7 +129,7 @@ class LocalRunner(TaskRunner):
         )
         try:
             self.setup_workdir(session)
-            (host_dir / "tmp").mkdir()
+            (host_dir / "tmp").mkdir(exist_ok=True)
             if spec.files:
                 self.write_files(session, spec.files)
         except BaseException:

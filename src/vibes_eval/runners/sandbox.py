@@ -13,7 +13,6 @@ import dataclasses
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -93,9 +92,7 @@ class ConfinedRunner(LocalRunner):
         self.launcher = str(launcher_path())
         self.privileged = os.geteuid() == 0
         self.cgroup_manager, cgroup_why = cgroups.manager()
-        self.tmpfs = quota.can_mount()
-        self._quota_mb: dict[str, int] = {}
-        self._quota_lock = threading.Lock()
+        self.quotas = quota.WorkDirQuotas()
         self._nproc_base = 0 if self.cgroup_manager else _user_tasks() + _NPROC_MARGIN
         weaker = []
         if self.cgroup_manager is None:
@@ -103,7 +100,7 @@ class ConfinedRunner(LocalRunner):
                 f"no per-job cgroup ({cgroup_why}): memory via RLIMIT_AS, processes via "
                 "RLIMIT_NPROC (per user)"
             )
-        if not self.tmpfs:
+        if not self.quotas.enabled:
             weaker.append("no tmpfs quota: disk use is checked after each command only")
         weaker += self.weaknesses()
         # Instance-level: what this machine actually gives, for reports and `auto`.
@@ -118,44 +115,28 @@ class ConfinedRunner(LocalRunner):
     # -- work dir -----------------------------------------------------------------------
 
     def setup_workdir(self, session: Session) -> None:
-        if not self.tmpfs:
-            return
         assert session.host_dir is not None
-        size = Limits().disk_mb
         try:
-            quota.mount_tmpfs(session.host_dir, size)
+            self.quotas.mount(session.host_dir, Limits().disk_mb)
         except OSError as exc:
             raise RunnerError(f"cannot mount the work dir quota: {exc}") from exc
-        with self._quota_lock:
-            self._quota_mb[session.id] = size
 
     def cleanup(self, session: Session) -> None:
         if session.host_dir is not None:
-            with self._quota_lock:
-                mounted = self._quota_mb.pop(session.id, None) is not None
-            if mounted:
-                try:
-                    quota.unmount(session.host_dir)
-                except OSError as exc:
-                    raise RunnerError(f"cannot unmount {session.host_dir}: {exc}") from exc
-        super().cleanup(session)
-
-    def _fit_quota(self, session: Session, size_mb: int) -> None:
-        with self._quota_lock:
-            current = self._quota_mb.get(session.id)
-            if current is None or current == size_mb:
-                return
-            assert session.host_dir is not None
             try:
-                quota.resize_tmpfs(session.host_dir, size_mb)
+                self.quotas.release(session.host_dir)
             except OSError as exc:
-                raise RunnerError(f"cannot resize the work dir quota: {exc}") from exc
-            self._quota_mb[session.id] = size_mb
+                raise RunnerError(f"cannot unmount {session.host_dir}: {exc}") from exc
+        super().cleanup(session)
 
     # -- per command --------------------------------------------------------------------
 
     def open_job(self, job: Job) -> None:
-        self._fit_quota(job.session, job.limits.disk_mb)
+        assert job.session.host_dir is not None
+        try:
+            self.quotas.fit(job.session.host_dir, job.limits.disk_mb)
+        except OSError as exc:
+            raise RunnerError(f"cannot resize the work dir quota: {exc}") from exc
         if self.cgroup_manager is not None:
             try:
                 job.cgroup = self.cgroup_manager.create(job.limits.memory_mb, job.limits.pids)
@@ -164,12 +145,8 @@ class ConfinedRunner(LocalRunner):
 
     def close_job(self, job: Job) -> None:
         super().close_job(job)
-        host_dir = job.session.host_dir
-        assert host_dir is not None
-        if job.session.id in self._quota_mb:
-            job.disk_full = quota.is_full(host_dir)
-        else:
-            job.disk_full = quota.dir_size(host_dir) > job.limits.disk_mb << 20
+        assert job.session.host_dir is not None
+        job.disk_full = self.quotas.exceeded(job.session.host_dir, job.limits.disk_mb)
 
     def outer_args(self, job: Job) -> list[str]:
         """Launcher flags applied outside any namespace tool: cgroup join and rlimits."""

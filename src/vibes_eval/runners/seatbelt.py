@@ -114,8 +114,6 @@ class SeatbeltRunner(LocalRunner):
         return None
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
-        text = profile(
-            str(job.session.path), [str(p) for p in job.session.spec.readonly_paths]
-        )
+        text = profile(str(job.session.path), [str(p) for p in job.session.spec.readonly_paths])
         argv = [self.launcher, *rlimit_args(job.limits), "--"]
         return [*argv, SANDBOX_EXEC, "-p", text, *command]

@@ -8,19 +8,41 @@ from vibes_eval.core.runner import TaskRunner
 
 
 def resolve_runner(name: str) -> TaskRunner:
-    """Raises: RunnerUnavailable (one line: why) when the runner cannot work here;
-    UserError for an unknown name."""
+    """The runner called ``name`` ("auto": the first of ``AUTO_ORDER`` that works here:
+    Landlock stack, Seatbelt on macOS, bubblewrap, firejail, Docker). ``auto`` never picks
+    ``process`` or ``none``: untrusted code runs unsandboxed only when asked by name.
+
+    Raises:
+        RunnerUnavailable: (one line: why) the runner cannot work here; for ``auto``,
+            why each candidate was passed over.
+        UserError: an unknown name.
+    """
     if name == "auto":
         reasons = []
         for candidate in AUTO_ORDER:
-            cls = runner_class(candidate)
-            why = cls.check_available()
-            if why is None:
-                return cls()
-            reasons.append(f"{candidate}: {why}")
+            try:
+                return _instantiate(candidate)
+            except RunnerUnavailable as exc:
+                reasons.append(f"{candidate}: {exc.message.removeprefix(_prefix(candidate))}")
         raise RunnerUnavailable("no sandbox is available here (" + "; ".join(reasons) + ")")
+    return _instantiate(name)
+
+
+def _prefix(name: str) -> str:
+    return f"--sandbox {name}: "
+
+
+def _instantiate(name: str) -> TaskRunner:
     cls = runner_class(name)
     why = cls.check_available()
     if why is not None:
-        raise RunnerUnavailable(f"--sandbox {name} is not available here: {why}")
-    return cls()
+        raise RunnerUnavailable(_prefix(name) + why)
+    try:
+        runner: TaskRunner = cls()
+    except RunnerUnavailable as exc:
+        # Found during set-up (launcher build, image build): same one-line form.
+        message = exc.message
+        raise RunnerUnavailable(
+            message if message.startswith(_prefix(name)) else _prefix(name) + message
+        ) from None
+    return runner

@@ -1,0 +1,170 @@
+"""Derive the projection tables from events. The live path (every append) and ``rebuild``
+both go through ``apply``, which is why a rebuild reproduces the projections exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from vibes_eval.store import schema
+from vibes_eval.store.base import StoreConflict, StoredEvent
+from vibes_eval.store.cache import cache_key, cacheable, context_hash
+from vibes_eval.store.events import (
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    SampleEvaluated,
+)
+
+
+def apply(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, str]) -> None:
+    """Update the projections for ``batch`` (in seq order) inside the caller's transaction.
+
+    ``contexts`` memoizes each run's cache context (immutable once the run started).
+
+    Raises:
+        StoreConflict: an event for a run that never started.
+    """
+    i = 0
+    while i < len(batch):
+        # Consecutive verdicts go in one executemany: the common case by far.
+        j = i
+        while j < len(batch) and isinstance(batch[j].event, SampleEvaluated):
+            j += 1
+        if j > i:
+            _samples(conn, batch[i:j], contexts)
+            i = j
+            continue
+        _run_event(conn, batch[i], contexts)
+        i += 1
+
+
+def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, str]) -> None:
+    ev, seq = stored.event, stored.seq
+    runs = schema.runs
+    if isinstance(ev, RunStarted):
+        context = context_hash(ev)
+        conn.execute(
+            runs.insert().values(
+                run_id=ev.run_id,
+                benchmark=ev.benchmark,
+                status="running",
+                labels=ev.labels,
+                started_at=ev.at,
+                updated_at=ev.at,
+                finished_at=None,
+                n_samples=ev.n_samples,
+                n_done=0,
+                n_passed=0,
+                metrics=None,
+                runner=ev.runner,
+                host=ev.host,
+                pid=ev.pid,
+                proc_start=ev.proc_start,
+                cache_context=context,
+                started_seq=seq,
+                last_seq=seq,
+            )
+        )
+        contexts[ev.run_id] = context
+        return
+    values: dict[str, Any] = {"updated_at": ev.at, "last_seq": seq}
+    if isinstance(ev, RunResumed):
+        values.update(
+            status="running", finished_at=None, host=ev.host, pid=ev.pid, proc_start=ev.proc_start
+        )
+    elif isinstance(ev, RunCompleted):
+        values.update(status="completed", finished_at=ev.at, metrics=ev.metrics)
+    elif isinstance(ev, RunInterrupted):
+        values.update(status="interrupted", finished_at=ev.at)
+    result = conn.execute(update(runs).where(runs.c.run_id == ev.run_id).values(**values))
+    if result.rowcount != 1:
+        raise StoreConflict(f"event {ev.type} for run '{ev.run_id}', which never started")
+
+
+def _context(conn: Connection, run_id: str, contexts: dict[str, str]) -> str:
+    if run_id not in contexts:
+        found = conn.execute(
+            select(schema.runs.c.cache_context).where(schema.runs.c.run_id == run_id)
+        ).scalar_one_or_none()
+        if found is None:
+            raise StoreConflict(f"a verdict for run '{run_id}', which never started")
+        contexts[run_id] = found
+    return contexts[run_id]
+
+
+def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, str]) -> None:
+    rows = []
+    cached: dict[str, dict[str, Any]] = {}
+    per_run: dict[str, list[Any]] = {}  # run_id -> [done, passed, last at, last seq]
+    for stored in batch:
+        ev = stored.event
+        assert isinstance(ev, SampleEvaluated)
+        context = _context(conn, ev.run_id, contexts)
+        rows.append(
+            {
+                "run_id": ev.run_id,
+                "task_id": ev.task_id,
+                "idx": ev.index,
+                "line": ev.line,
+                "problem_hash": ev.problem_hash,
+                "completion_hash": ev.completion_hash,
+                "passed": ev.passed,
+                "reason": ev.reason.value,
+                "detail": ev.detail,
+                "compile_s": ev.compile_s,
+                "run_s": ev.run_s,
+                "cpu_s": ev.cpu_s,
+                "cached": ev.cached,
+                "seq": stored.seq,
+            }
+        )
+        if cacheable(ev):
+            key = cache_key(context, ev.problem_hash, ev.completion_hash)
+            # The last verdict in the batch wins, as it would one event at a time.
+            cached[key] = {
+                "key": key,
+                "seq": stored.seq,
+                "run_id": ev.run_id,
+                "result": ev.result().model_dump_json(),
+            }
+        agg = per_run.setdefault(ev.run_id, [0, 0, ev.at, stored.seq])
+        agg[0] += 1
+        agg[1] += int(ev.passed)
+        agg[2], agg[3] = ev.at, stored.seq
+    conn.execute(schema.samples.insert(), rows)
+    if cached:
+        _upsert_cache(conn, list(cached.values()))
+    runs = schema.runs
+    for run_id, (done, passed, at, seq) in per_run.items():
+        conn.execute(
+            update(runs)
+            .where(runs.c.run_id == run_id)
+            .values(
+                n_done=runs.c.n_done + done,
+                n_passed=runs.c.n_passed + passed,
+                updated_at=at,
+                last_seq=seq,
+            )
+        )
+
+
+def _upsert_cache(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    table = schema.cache
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = dialect.insert(table)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[table.c.key],
+        set_={
+            "seq": stmt.excluded.seq,
+            "run_id": stmt.excluded.run_id,
+            "result": stmt.excluded.result,
+        },
+        # The newest event wins whatever order concurrent runs commit in, as in a rebuild.
+        where=table.c.seq < stmt.excluded.seq,
+    )
+    conn.execute(stmt, rows)

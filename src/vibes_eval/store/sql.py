@@ -1,0 +1,430 @@
+"""``EventStore`` on SQLAlchemy 2 Core: SQLite (WAL, the default) or PostgreSQL (psycopg 3).
+
+Opening never changes a file or database that is not a vibes-eval store: a SQLite file is
+checked read-only (header, tables) before anything writes to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from vibes_eval.core.types import SampleResult
+from vibes_eval.store import schema
+from vibes_eval.store.base import (
+    EventStore,
+    ForeignStore,
+    RunInfo,
+    SampleRow,
+    StoreConflict,
+    StoredEvent,
+    StoreError,
+    StoreUnavailable,
+    UnknownRun,
+)
+from vibes_eval.store.events import (
+    SCHEMA_VERSION,
+    Event,
+    EventDecodeError,
+    RunStarted,
+    decode,
+    encode,
+)
+from vibes_eval.store.projections import apply
+from vibes_eval.store.urls import StoreTarget
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+PAGE = 2000  # events read per query
+LOCK_ID = 0x76696265  # PostgreSQL advisory lock serializing appends ("vibe")
+
+
+class StoreMissing(StoreError):
+    """No store exists at the target yet (and opening was asked not to create one)."""
+
+
+def open_store(target: StoreTarget, *, create: bool = True) -> SqlStore:
+    """Open (and with ``create``, initialize) the store at ``target``.
+
+    Raises:
+        StoreMissing: ``create`` is False and there is no store there yet.
+        ForeignStore: not a vibes-eval store, corrupt, or from a newer version.
+        StoreUnavailable: cannot connect, or the file cannot be created.
+    """
+    return SqlStore(target, create=create)
+
+
+class SqlStore(EventStore):
+    def __init__(self, target: StoreTarget, *, create: bool = True) -> None:
+        self.target = target
+        self.url = target.display
+        self._contexts: dict[str, str] = {}
+        self._append_lock = threading.Lock()
+        if target.sqlite_path is not None:
+            self._check_sqlite_file(create)
+        self.engine = self._make_engine()
+        self._write = self.engine.execution_options(vibes_write=True)
+        try:
+            self._init_schema(create)
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    # -- opening ------------------------------------------------------------------------
+
+    def _check_sqlite_file(self, create: bool) -> None:
+        """Read-only look at an existing file: refuse anything that is not ours."""
+        path = self.target.sqlite_path
+        assert path is not None
+        if path.is_dir():
+            raise StoreUnavailable("--store is a directory; give a file path", path=path)
+        if not path.exists():
+            if not create:
+                raise StoreMissing(f"no store at {path} yet")
+            if self.target.is_default:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            elif not path.parent.is_dir():
+                raise StoreUnavailable("its directory does not exist", path=path)
+            return
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot read store: {exc.strerror}", path=path) from None
+        if not head:
+            return  # an empty file holds nothing to lose; SQLite treats it as a new database
+        if head != SQLITE_HEADER:
+            raise ForeignStore(
+                "not a vibes-eval store (not a SQLite database); left untouched", path=path
+            )
+        try:
+            ro = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+            try:
+                names = {
+                    r[0] for r in ro.execute("select name from sqlite_master where type='table'")
+                }
+            finally:
+                ro.close()
+        except sqlite3.DatabaseError as exc:
+            raise ForeignStore(
+                f"corrupt or unreadable SQLite database ({exc}); left untouched", path=path
+            ) from None
+        foreign = sorted(n for n in names if not n.startswith(("vibes_", "sqlite_")))
+        if names and (schema.meta.name not in names or foreign):
+            shown = ", ".join(foreign[:5]) or ", ".join(sorted(names)[:5])
+            raise ForeignStore(
+                f"not a vibes-eval store (it has tables {shown}); left untouched", path=path
+            )
+
+    def _make_engine(self) -> Engine:
+        if self.target.sqlite_path is not None:
+            engine = create_engine(self.target.url, connect_args={"timeout": 60})
+
+            @event.listens_for(engine, "connect")
+            def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+                # Transactions are begun explicitly below, not by the driver's heuristics.
+                dbapi_conn.isolation_level = None
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
+                cur.execute("PRAGMA synchronous=FULL")  # a commit survives power loss too
+                cur.execute("PRAGMA busy_timeout=60000")
+                cur.close()
+
+            @event.listens_for(engine, "begin")
+            def _on_begin(conn: Connection) -> None:
+                # Writers take the lock up front: no deadlock upgrading a read transaction.
+                write = conn.get_execution_options().get("vibes_write")
+                conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+            return engine
+        return create_engine(
+            self.target.url, connect_args={"connect_timeout": 10}, pool_pre_ping=True
+        )
+
+    def _init_schema(self, create: bool) -> None:
+        try:
+            with self._write.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    # Two processes creating the tables at once would collide.
+                    conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+                names = set(inspect(conn).get_table_names())
+                if schema.meta.name in names:
+                    self._check_meta(conn)
+                    missing = [t for t in schema.metadata.sorted_tables if t.name not in names]
+                    if missing:
+                        raise ForeignStore(
+                            f"damaged vibes-eval store: table {missing[0].name} is missing; "
+                            "left untouched"
+                        )
+                    return
+                ours = sorted(n for n in names if n.startswith("vibes_"))
+                if ours:
+                    raise ForeignStore(
+                        f"{self.url}: has tables {', '.join(ours)} but no {schema.meta.name}; "
+                        "not a vibes-eval store, left untouched"
+                    )
+                if not create:
+                    raise StoreMissing(f"no store at {self.url} yet")
+                schema.metadata.create_all(conn)
+                conn.execute(
+                    schema.meta.insert(),
+                    [
+                        {"key": "store", "value": schema.STORE_NAME},
+                        {"key": "tables_version", "value": str(schema.TABLES_VERSION)},
+                        {"key": "events_version", "value": str(SCHEMA_VERSION)},
+                    ],
+                )
+        except StoreError:
+            raise
+        except SQLAlchemyError as exc:
+            raise self._error(exc, "cannot open store") from None
+
+    def _check_meta(self, conn: Connection) -> None:
+        values = dict(conn.execute(select(schema.meta.c.key, schema.meta.c.value)).all())
+        if values.get("store") != schema.STORE_NAME:
+            raise ForeignStore(f"{self.url}: not a vibes-eval store; left untouched")
+        try:
+            version = int(values.get("tables_version", ""))
+        except ValueError:
+            raise ForeignStore(f"{self.url}: damaged vibes-eval store metadata") from None
+        if version > schema.TABLES_VERSION:
+            raise ForeignStore(
+                f"{self.url}: written by a newer vibes-eval (store layout {version}, this "
+                f"version reads {schema.TABLES_VERSION}); upgrade vibes-eval"
+            )
+
+    def _error(self, exc: SQLAlchemyError, what: str) -> StoreError:
+        """A driver error as one line. Damage shows up as DatabaseError on SQLite."""
+        orig = getattr(exc, "orig", None) or exc
+        reason = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        if isinstance(orig, sqlite3.DatabaseError) and not isinstance(
+            orig, sqlite3.OperationalError
+        ):
+            return ForeignStore(f"{self.url}: corrupt store ({reason}); left untouched")
+        if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+            return StoreUnavailable(f"{self.url}: connection lost ({reason})")
+        return StoreUnavailable(f"{what} {self.url}: {reason}")
+
+    # -- writing ------------------------------------------------------------------------
+
+    def append(self, events: Sequence[Event]) -> list[int]:
+        if not events:
+            return []
+        rows = [
+            {
+                "run_id": ev.run_id,
+                "type": ev.type,
+                "at": ev.at,
+                "schema_version": ev.schema_version,
+                "body": encode(ev),
+            }
+            for ev in events
+        ]
+        insert = schema.events.insert().returning(schema.events.c.seq, sort_by_parameter_order=True)
+        # One append at a time per process; the database serializes processes.
+        with self._append_lock:
+            try:
+                with self._write.begin() as conn:
+                    if conn.dialect.name == "postgresql":
+                        # Commit order = seq order, so readers never see a gap filled later.
+                        conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+                    seqs = [int(s) for s in conn.execute(insert, rows).scalars().all()]
+                    apply(
+                        conn,
+                        [StoredEvent(s, e) for s, e in zip(seqs, events, strict=True)],
+                        self._contexts,
+                    )
+            except IntegrityError as exc:
+                self._contexts.clear()  # may hold a context of a rolled-back run
+                raise self._conflict(exc, events) from None
+            except StoreConflict:
+                self._contexts.clear()
+                raise
+            except SQLAlchemyError as exc:
+                self._contexts.clear()
+                raise self._error(exc, "cannot write to store") from None
+        return seqs
+
+    def _conflict(self, exc: IntegrityError, events: Sequence[Event]) -> StoreConflict:
+        message = str(exc.orig)
+        run_id = events[0].run_id
+        if schema.samples.name in message or "idx" in message:
+            return StoreConflict(
+                f"a sample of run '{run_id}' already has a verdict "
+                "(is another process evaluating this run?)"
+            )
+        if schema.runs.name in message or "run_id" in message:
+            return StoreConflict(f"run id '{run_id}' is already taken")
+        return StoreConflict(f"conflicting write for run '{run_id}': {message.splitlines()[0]}")
+
+    def rebuild(self) -> dict[str, int]:
+        with self._append_lock:
+            try:
+                with self._write.begin() as conn:
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+                    for table in reversed(schema.PROJECTIONS):
+                        conn.execute(table.delete())
+                    contexts: dict[str, str] = {}
+                    for page in self._pages(conn, None):
+                        apply(conn, page, contexts)
+                    counts = {
+                        t.name: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
+                        for t in schema.PROJECTIONS
+                    }
+                    counts[schema.events.name] = int(
+                        conn.execute(select(func.count()).select_from(schema.events)).scalar_one()
+                    )
+            except IntegrityError as exc:
+                raise StoreConflict(
+                    f"the events contradict each other ({str(exc.orig).splitlines()[0]}); "
+                    "nothing changed"
+                ) from None
+            except SQLAlchemyError as exc:
+                raise self._error(exc, "cannot rebuild") from None
+            finally:
+                self._contexts.clear()
+        return counts
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _pages(
+        self, conn: Connection, run_id: str | None, type_: str | None = None
+    ) -> Iterator[list[StoredEvent]]:
+        t = schema.events
+        last = 0
+        while True:
+            query = select(t.c.seq, t.c.body).where(t.c.seq > last).order_by(t.c.seq).limit(PAGE)
+            if run_id is not None:
+                query = query.where(t.c.run_id == run_id)
+            if type_ is not None:
+                query = query.where(t.c.type == type_)
+            rows = conn.execute(query).all()
+            if not rows:
+                return
+            page = []
+            for seq, body in rows:
+                try:
+                    page.append(StoredEvent(int(seq), decode(body)))
+                except EventDecodeError as exc:
+                    raise ForeignStore(f"{self.url}: event {seq}: {exc}") from None
+            yield page
+            last = rows[-1][0]
+
+    def _read(self, run_id: str | None, type_: str | None = None) -> Iterator[StoredEvent]:
+        try:
+            with self.engine.connect() as conn:
+                for page in self._pages(conn, run_id, type_):
+                    yield from page
+        except SQLAlchemyError as exc:
+            raise self._error(exc, "cannot read store") from None
+
+    def events(self, run_id: str | None = None) -> Iterator[StoredEvent]:
+        return self._read(run_id)
+
+    def sample_events(self, run_id: str) -> Iterator[StoredEvent]:
+        return self._read(run_id, "sample_evaluated")
+
+    def _query(self, query: Any) -> list[Any]:
+        try:
+            with self.engine.connect() as conn:
+                return list(conn.execute(query).all())
+        except SQLAlchemyError as exc:
+            raise self._error(exc, "cannot read store") from None
+
+    @staticmethod
+    def _run_info(row: Any) -> RunInfo:
+        return RunInfo(
+            run_id=row.run_id,
+            benchmark=row.benchmark,
+            status=row.status,
+            labels=dict(row.labels or {}),
+            started_at=row.started_at,
+            updated_at=row.updated_at,
+            finished_at=row.finished_at,
+            n_samples=row.n_samples,
+            n_done=row.n_done,
+            n_passed=row.n_passed,
+            metrics=row.metrics,
+            runner=row.runner,
+            host=row.host,
+            pid=row.pid,
+            proc_start=row.proc_start,
+            extra={"started_seq": row.started_seq},
+        )
+
+    def runs(self) -> list[RunInfo]:
+        t = schema.runs
+        rows = self._query(select(t).order_by(t.c.started_at.desc(), t.c.run_id))
+        return [self._run_info(r) for r in rows]
+
+    def run(self, run_id: str) -> RunInfo:
+        t = schema.runs
+        rows = self._query(select(t).where(t.c.run_id == run_id))
+        if not rows:
+            raise UnknownRun(f"unknown run id '{run_id}' in store {self.url}")
+        info = self._run_info(rows[0])
+        body = self._query(
+            select(schema.events.c.body).where(schema.events.c.seq == rows[0].started_seq)
+        )
+        try:
+            started = decode(body[0][0])
+        except (EventDecodeError, IndexError) as exc:
+            raise ForeignStore(f"{self.url}: run '{run_id}': {exc}") from None
+        assert isinstance(started, RunStarted)
+        info.started = started
+        return info
+
+    def samples(self, run_id: str) -> list[SampleRow]:
+        t = schema.samples
+        rows = self._query(
+            select(t).where(t.c.run_id == run_id).order_by(t.c.line, t.c.task_id, t.c.idx)
+        )
+        return [
+            SampleRow(
+                task_id=r.task_id,
+                index=r.idx,
+                line=r.line,
+                passed=bool(r.passed),
+                reason=r.reason,
+                detail=r.detail,
+                compile_s=r.compile_s,
+                run_s=r.run_s,
+                cpu_s=r.cpu_s,
+                cached=bool(r.cached),
+                seq=r.seq,
+            )
+            for r in rows
+        ]
+
+    def task_counts(self, run_ids: Collection[str]) -> dict[str, dict[str, tuple[int, int]]]:
+        t = schema.samples
+        out: dict[str, dict[str, tuple[int, int]]] = {r: {} for r in run_ids}
+        if not run_ids:
+            return out
+        passed = func.sum(t.c.passed.cast(schema.Integer))
+        query = (
+            select(t.c.run_id, t.c.task_id, func.count(), passed)
+            .where(t.c.run_id.in_(list(run_ids)))
+            .group_by(t.c.run_id, t.c.task_id)
+        )
+        for run_id, task_id, n, c in self._query(query):
+            out[run_id][task_id] = (int(n), int(c or 0))
+        return out
+
+    def cache_lookup(self, keys: Collection[str]) -> dict[str, SampleResult]:
+        t = schema.cache
+        keys = list(keys)
+        found: dict[str, SampleResult] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            for key, result in self._query(select(t.c.key, t.c.result).where(t.c.key.in_(chunk))):
+                found[key] = SampleResult.model_validate_json(result)
+        return found
+
+    def close(self) -> None:
+        self.engine.dispose()

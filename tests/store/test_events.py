@@ -1,0 +1,73 @@
+"""Events: one discriminated union, versioned, and exact JSON round trips."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.store.conftest import started, verdict
+from vibes_eval.core.types import Reason, SampleResult
+from vibes_eval.store.events import (
+    OUTPUT_CAP,
+    SCHEMA_VERSION,
+    EventDecodeError,
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    SampleEvaluated,
+    decode,
+    encode,
+)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        started(),
+        RunResumed(run_id="r1", host="h", pid=3),
+        verdict("r1", "T/0", 0, True),
+        RunCompleted(run_id="r1", metrics={"pass@1": 0.5}, n_samples=4, n_passed=2),
+        RunInterrupted(run_id="r1", n_done=1),
+    ],
+)
+def test_every_event_round_trips_through_json(event: object) -> None:
+    body = encode(event)  # type: ignore[arg-type]
+    back = decode(body)
+    assert type(back) is type(event)
+    assert back == event
+    assert encode(back) == body  # byte-identical: what rebuild relies on
+    assert json.loads(body)["schema_version"] == SCHEMA_VERSION
+
+
+def test_a_sample_result_survives_the_event() -> None:
+    result = SampleResult(
+        task_id="T/1", index=2, passed=False, reason=Reason.TIMEOUT, detail="slow",
+        completion_hash="abc", tests_expected=3, tests_passed=1, compile_s=1.5, run_s=2.0,
+        cpu_s=3.25, stdout="out", stderr="err", cached=True,
+    )  # fmt: skip
+    event = SampleEvaluated.from_result("r", result, problem_hash="p", line=7, record={"x": 1})
+    assert event.result() == result
+    assert (event.line, event.record, event.problem_hash) == (7, {"x": 1}, "p")
+
+
+def test_output_is_capped() -> None:
+    result = SampleResult(
+        task_id="T", index=0, passed=True, reason=Reason.PASSED, stdout="x" * (OUTPUT_CAP * 3)
+    )
+    event = SampleEvaluated.from_result("r", result, problem_hash="p")
+    assert len(event.stdout) == OUTPUT_CAP
+
+
+def test_a_newer_schema_version_is_refused_with_advice() -> None:
+    body = json.loads(encode(started()))
+    body.update(schema_version=SCHEMA_VERSION + 1, type="model_generated")
+    with pytest.raises(EventDecodeError, match="upgrade vibes-eval"):
+        decode(json.dumps(body))
+
+
+def test_an_unknown_or_damaged_event_is_an_error() -> None:
+    with pytest.raises(EventDecodeError):
+        decode('{"type": "nope", "run_id": "r"}')
+    with pytest.raises(EventDecodeError):
+        decode("{not json")

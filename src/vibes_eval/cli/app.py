@@ -9,6 +9,7 @@ import typer
 
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
+from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
 
 app = typer.Typer(
@@ -39,8 +40,13 @@ def run_command(
     extract: opt.Extract = "none",
     output: opt.Output = None,
     progress: opt.ShowProgress = True,
+    store: opt.Store = None,
+    run_id: opt.RunId = None,
+    label: opt.Label = None,
+    no_cache: opt.NoCache = False,
+    store_hint: opt.StoreHint = True,
 ) -> None:
-    """Evaluate a file of completions and report pass@k."""
+    """Evaluate a file of completions and report pass@k; the run is recorded in the store."""
     run_and_report(
         RunArgs(
             benchmark,
@@ -54,9 +60,17 @@ def run_command(
             extract,
             output,
             progress,
+            store=store,
+            run_id=run_id,
+            labels=label or [],
+            no_cache=no_cache,
+            store_hint=store_hint,
         ),
         compat=False,
     )
+
+
+register_store_commands(eval_app)
 
 
 def main() -> None:

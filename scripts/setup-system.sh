@@ -26,3 +26,38 @@ fi
 if ! command -v rustc >/dev/null 2>&1; then
   echo "setup-system: rustc not found; install Rust (rustup or Debian's rustc)" >&2
 fi
+
+# PostgreSQL for the result store's tests: Debian's server, a running cluster, and a test
+# role/database matching tests/store's default VIBES_TEST_POSTGRES_URL
+# (postgresql://vibes:vibes@127.0.0.1:5432/vibes_test).
+setup_postgres() {
+  if ! dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "install ok installed"; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "setup-system: postgresql missing (run as root to install); its tests will skip" >&2
+      return 0
+    fi
+    echo "setup-system: installing postgresql"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  fi
+  [ "$(id -u)" = 0 ] || return 0
+  local version
+  version=$(ls /usr/lib/postgresql | sort -V | tail -n1)
+  # Debian creates the `main` cluster on install; a container image may have dropped it.
+  if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$version main"; then
+    pg_createcluster "$version" main >/dev/null
+  fi
+  if ! pg_lsclusters -h | awk -v v="$version" '$1==v && $2=="main" {print $4}' | grep -q online; then
+    pg_ctlcluster "$version" main start
+  fi
+  local psql=(runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtAX)
+  for _ in $(seq 30); do "${psql[@]}" -c 'select 1' >/dev/null 2>&1 && break; sleep 0.5; done
+  if [ "$("${psql[@]}" -c "select 1 from pg_roles where rolname='vibes'")" != 1 ]; then
+    "${psql[@]}" -c "create role vibes login password 'vibes'"
+  fi
+  if [ "$("${psql[@]}" -c "select 1 from pg_database where datname='vibes_test'")" != 1 ]; then
+    "${psql[@]}" -c "create database vibes_test owner vibes"
+  fi
+}
+setup_postgres

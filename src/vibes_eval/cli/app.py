@@ -40,6 +40,7 @@ def run_command(
     extract: opt.Extract = "none",
     output: opt.Output = None,
     progress: opt.ShowProgress = True,
+    batch: opt.Batch = True,
     store: opt.Store = None,
     run_id: opt.RunId = None,
     label: opt.Label = None,
@@ -65,6 +66,7 @@ def run_command(
             labels=label or [],
             no_cache=no_cache,
             store_hint=store_hint,
+            batch=batch,
         ),
         compat=False,
     )

@@ -14,12 +14,14 @@ from vibes_eval import evaluation
 from vibes_eval.cli.options import parse_ks_option
 from vibes_eval.cli.progress import sample_progress
 from vibes_eval.cli.report import print_report
+from vibes_eval.core.errors import UserError
 from vibes_eval.core.registry import benchmark_class
 from vibes_eval.core.types import Limits
 from vibes_eval.runners.select import resolve_runner
 from vibes_eval.store import session
 from vibes_eval.store.base import EventStore, StoreError
 from vibes_eval.store.runs import parse_labels
+from vibes_eval.store.urls import is_off
 
 
 @dataclass
@@ -41,6 +43,7 @@ class RunArgs:
     no_cache: bool = False
     store_hint: bool = True
     config: dict[str, Any] | None = None  # `vibes eval resume`: the stored config, verbatim
+    batch: bool = True
 
 
 def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
@@ -51,11 +54,10 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
     """
     ks = parse_ks_option(args.ks)
     if args.extract not in ("none", "auto"):
-        from vibes_eval.core.errors import UserError
-
         raise UserError(f"--extract must be 'none' or 'auto', got {args.extract!r}")
     if args.config is not None:
-        config = benchmark_class(args.benchmark).config_model.model_validate(args.config)
+        stored = {**args.config, "batch": args.batch} if "batch" in args.config else args.config
+        config = benchmark_class(args.benchmark).config_model.model_validate(stored)
     else:
         config = evaluation.make_config(
             args.benchmark,
@@ -63,8 +65,11 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
             limits=Limits(timeout_s=args.timeout),
             enforce_policy=args.enforce_policy,
             extract=args.extract,
+            batch=args.batch,
         )
     labels = parse_labels(args.labels)
+    if is_off(args.store) and args.run_id:
+        raise UserError("--run-id needs a store to resume from; --store none records nothing")
     prepared = evaluation.prepare(args.benchmark, config, args.samples)
     console = Console(stderr=compat)
     err_console = Console(stderr=True)

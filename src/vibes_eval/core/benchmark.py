@@ -27,6 +27,14 @@ class BenchmarkConfig(BaseModel):
     problems: str | None = None  # a path or a named dataset; None: the benchmark's default
     limits: Limits = Limits()
 
+    # Fields that change how fast, not what: left out of a run's identity, so resuming
+    # with another value is allowed.
+    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset()
+
+    def identity(self) -> dict[str, Any]:
+        """The settings a resumed run must share with the stored one."""
+        return self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY))
+
 
 TaskT = TypeVar("TaskT", bound=Task)
 ConfigT = TypeVar("ConfigT", bound=BenchmarkConfig)

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from vibes_eval.benchmarks.humaneval import datasets, harness, policy
+from vibes_eval.benchmarks.humaneval import batch, datasets, harness, policy
 from vibes_eval.benchmarks.humaneval.crates import ensure_crates
 from vibes_eval.benchmarks.humaneval.extract import extract
 from vibes_eval.benchmarks.humaneval.formats import MULTIPLE_MAIN, RustProblem, load_problems
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
-from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
+from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig, OnResult
 from vibes_eval.core.runner import SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
-
-KEEP_OUTPUT = 4096  # bytes of stdout/stderr kept per sample in results
 
 
 class HumanEvalConfig(BenchmarkConfig):
@@ -26,6 +25,9 @@ class HumanEvalConfig(BenchmarkConfig):
     compile_timeout_s: float = 60.0
     enforce_policy: bool = True
     extract: Literal["none", "auto"] = "none"
+    batch: bool = True  # many samples per compile; verdicts are the same either way
+
+    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"batch"})
 
 
 @dataclass
@@ -44,6 +46,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     name: ClassVar[str] = "humaneval-rust"
     suite: ClassVar[str] = "humaneval"
     config_model = HumanEvalConfig
+    KEEP_OUTPUT: ClassVar[int] = 4096  # bytes of stdout/stderr kept per sample in results
 
     def __init__(self, config: HumanEvalConfig) -> None:
         super().__init__(config)
@@ -65,6 +68,9 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         if self.config.extract == "auto":
             return extract(sample.completion, task.header(), task.entry_point)
         return sample.completion
+
+    def policy_violation(self, code: str) -> policy.Violation | None:
+        return policy.check(code) if self.config.enforce_policy else None
 
     # -- toolchain --------------------------------------------------------------------
 
@@ -100,9 +106,24 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             }
         )
 
+    def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
+        return batch.plan(samples, workers) if self.config.batch else super().plan(samples, workers)
+
+    def run_unit(
+        self,
+        tasks: dict[str, RustProblem],
+        unit: Sequence[Sample],
+        runner: TaskRunner,
+        on_result: OnResult,
+    ) -> None:
+        if self.config.batch and len(unit) > 1:
+            batch.BatchRunner(self, runner, on_result).run(tasks, unit)
+        else:
+            super().run_unit(tasks, unit, runner, on_result)
+
     def run_task(self, task: RustProblem, sample: Sample, runner: TaskRunner) -> RustRun:
         code = self.completion(task, sample)
-        if self.config.enforce_policy and (violation := policy.check(code)):
+        if violation := self.policy_violation(code):
             return RustRun(violation=violation)
         build = self.build
         session = runner.prepare(
@@ -177,7 +198,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
                 reason=reason,
                 detail=detail,
                 **timing,
-                stderr=comp.stderr[:KEEP_OUTPUT],
+                stderr=comp.stderr[: self.KEEP_OUTPUT],
             )
         if output.listing_failure is not None:
             lf = output.listing_failure
@@ -192,7 +213,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
                 reason=reason,
                 **timing,
                 detail="the test binary failed to list its tests",
-                stderr=lf.stderr[:KEEP_OUTPUT],
+                stderr=lf.stderr[: self.KEEP_OUTPUT],
             )
         assert output.run is not None and output.listed is not None
         declared = self.declared(task)
@@ -207,8 +228,8 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             compile_s=comp.wall_s,
             run_s=output.run.wall_s,
             cpu_s=comp.cpu_s + output.run.cpu_s,
-            stdout=output.run.stdout[:KEEP_OUTPUT],
-            stderr=output.run.stderr[:KEEP_OUTPUT],
+            stdout=output.run.stdout[: self.KEEP_OUTPUT],
+            stderr=output.run.stderr[: self.KEEP_OUTPUT],
         )
 
     @staticmethod

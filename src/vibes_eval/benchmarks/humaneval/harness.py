@@ -91,28 +91,73 @@ class Judgement:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def judge(
-    run: ExecutionResult, listed: list[str], declared: list[str], log: dict[str, str]
+def judge_log(
+    listed: list[str], declared: list[str], log: dict[str, str], panics: dict[str, str]
 ) -> Judgement:
+    """Verdict from libtest's log alone: every listed test and every declared `#[test]`
+    reported ok (or ignored), none failed."""
     ok = {name for name, status in log.items() if status in ("ok", "ignored")}
     ok_leaf = {name.rsplit("::", 1)[-1] for name in ok}
     expected = len(set(listed) | set(declared))
     n_ok = len([t for t in listed if t in ok])
+    failed = [name for name in listed if log.get(name) == "failed"]
+    failed += [name for name, status in log.items() if status == "failed" and name not in failed]
+    if failed:
+        detail = f"{failed[0]}: {panics.get(failed[0], '')}".rstrip(": ")
+        return Judgement(False, Reason.FAILED, detail, n_ok, expected)
+    missing = [t for t in listed if t not in ok] + [d for d in declared if d not in ok_leaf]
+    if missing:
+        detail = f"test {missing[0]} never reported"
+        return Judgement(False, Reason.EARLY_EXIT, detail, n_ok, expected)
+    return Judgement(True, Reason.PASSED, "", n_ok, expected)
+
+
+def judge(
+    run: ExecutionResult, listed: list[str], declared: list[str], log: dict[str, str]
+) -> Judgement:
+    """Verdict on a test binary's run: it must end normally with exit code 0 and the log
+    must satisfy ``judge_log``."""
     if run.termination is not Termination.EXITED:
         reason = Reason.from_termination(run.termination)
         detail = _signal_detail(run) if reason is Reason.CRASH else run.termination.value
-        return Judgement(False, reason, detail, n_ok, expected)
-    failed = [name for name, status in log.items() if status == "failed"]
-    if failed:
-        detail = f"{failed[0]}: {panic_detail(run.stdout)}".rstrip(": ")
-        return Judgement(False, Reason.FAILED, detail, n_ok, expected)
-    missing = [t for t in listed if t not in ok] + [d for d in declared if d not in ok_leaf]
-    if run.exit_code != 0 or missing:
-        detail = f"process exited with code {run.exit_code} before " + (
-            f"test {missing[0]} reported" if missing else "the test run ended"
+        ok = {name for name, status in log.items() if status == "ok"}
+        return Judgement(
+            False,
+            reason,
+            detail,
+            len([t for t in listed if t in ok]),
+            len(set(listed) | set(declared)),
         )
-        return Judgement(False, Reason.EARLY_EXIT, detail, n_ok, expected)
-    return Judgement(True, Reason.PASSED, "", n_ok, expected)
+    panics = panic_details(run.stdout) if "failed" in log.values() else {}
+    verdict = judge_log(listed, declared, log, panics)
+    if verdict.passed and run.exit_code != 0:
+        return Judgement(
+            False,
+            Reason.EARLY_EXIT,
+            f"process exited with code {run.exit_code} after its tests passed",
+            verdict.tests_passed,
+            verdict.tests_expected,
+        )
+    if verdict.reason is Reason.EARLY_EXIT:
+        verdict.detail = f"process exited with code {run.exit_code}: {verdict.detail}"
+    return verdict
+
+
+_SECTION = re.compile(r"^---- (\S+) stdout ----$", re.M)
+
+
+def _sections(stdout: str) -> list[tuple[str, str]]:
+    """libtest's failure report -> [(test name, its captured output and panic)]."""
+    marks = list(_SECTION.finditer(stdout))
+    return [
+        (m.group(1), stdout[m.end() : marks[n + 1].start() if n + 1 < len(marks) else len(stdout)])
+        for n, m in enumerate(marks)
+    ]
+
+
+def panic_details(stdout: str) -> dict[str, str]:
+    """{test name: its panic message} from libtest's failure report."""
+    return {name: panic_detail(section) for name, section in _sections(stdout)}
 
 
 def _signal_detail(run: ExecutionResult) -> str:

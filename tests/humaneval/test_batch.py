@@ -1,0 +1,222 @@
+"""Batched compilation: same verdicts as one sample at a time, whatever a neighbour does."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
+from vibes_eval.benchmarks.humaneval import batch
+from vibes_eval.core.types import Sample
+
+SANITY = EXAMPLES / "sanity" / "problems.jsonl"
+
+
+def samples(n: int) -> list[Sample]:
+    return [Sample(task_id=f"T/{i}", index=0, completion="") for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "n,workers,sizes",
+    [
+        (1, 2, [1]),
+        (5, 2, [3, 2]),
+        (50, 2, [25, 25]),
+        (492, 2, [82] * 6),
+        (180, 4, [45] * 4),
+    ],
+)
+def test_plan_sizes(n: int, workers: int, sizes: list[int]) -> None:
+    assert [len(u) for u in batch.plan(samples(n), workers)] == sizes
+
+
+@pytest.mark.parametrize(
+    "code,compile_risky,runtime_risky",
+    [
+        ("    a + b\n}\n", False, False),
+        ('    panic!("no")\n}\n', False, False),
+        ("    crate::helper(a)\n}\n", True, False),
+        ("    a\n}\n#[macro_export]\nmacro_rules! m { () => {} }\n", True, False),
+        ("    std::process::exit(0)\n}\n", False, True),
+        ('    std::env::set_var("A", "1"); a\n}\n', False, True),
+        ("    use std::{io, fs};\n    a\n}\n", False, True),
+        ('    // std::process::exit(0)\n    let s = "crate::x"; a\n}\n', False, False),
+    ],
+)
+def test_risk_classes(code: str, compile_risky: bool, runtime_risky: bool) -> None:
+    assert batch.compile_risky(code) is compile_risky
+    assert batch.runtime_risky(code) is runtime_risky
+
+
+def test_compile_errors_attributed_through_macro_expansions() -> None:
+    lines = [
+        {
+            "level": "error",
+            "message": "mismatched types",
+            "code": {"code": "E0308"},
+            "spans": [{"file_name": "t_3.rs"}],
+            "children": [],
+        },
+        {
+            "level": "error",
+            "message": "cannot find value",
+            "code": {"code": "E0425"},
+            "spans": [
+                {
+                    "file_name": "/rustc/abc/library/core/src/macros/mod.rs",
+                    "expansion": {"span": {"file_name": "t_7.rs"}},
+                }
+            ],
+            "children": [],
+        },
+        {"level": "warning", "message": "unused", "spans": [{"file_name": "t_9.rs"}]},
+        {"level": "error", "message": "aborting due to 2 previous errors", "spans": []},
+    ]
+    errors, orphan, parse_stop = batch.compile_errors("\n".join(map(json.dumps, lines)))
+    assert errors == {3: "error[E0308]: mismatched types", 7: "error[E0425]: cannot find value"}
+    assert not orphan and not parse_stop
+    link = json.dumps({"level": "error", "message": "linking with `cc` failed", "spans": []})
+    assert batch.compile_errors(link)[1] is True
+
+
+CORRECT = {
+    i: c for i, c in enumerate(json.loads(line)["canonical_solution"] for line in SANITY.open())
+}
+HOSTILE = {
+    "exit0": "    std::process::exit(0)\n}\n",
+    "abort": "    std::process::abort()\n}\n",
+    "loop": "    loop { std::hint::black_box(a); }\n}\n",
+    "stack_overflow": "    fn r(n: u64) -> u64 { let b = [n; 4096]; r(b[1] + 1) + b[2] }\n    r(a as u64) as i32\n}\n",
+    "fake_ok": "    use std::io::Write;\n    let mut o = std::io::stdout();\n"
+    '    let _ = writeln!(o, "test t_0::tests::test_add ... ok\\ntest t_1::tests::test_is_even ... ok");\n'
+    "    let _ = o.flush();\n    std::process::exit(0)\n}\n",
+    "env_cwd": '    std::env::set_var("RUST_TEST_THREADS", "7");\n    let _ = std::env::set_current_dir("/");\n    a + b\n}\n',
+    "statics": "    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);\n"
+    "    CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);\n    a + b\n}\n",
+    "crate_path": "    crate::helper_add(a, b)\n}\nfn helper_add(a: i32, b: i32) -> i32 { a + b }\n",
+    "macro_export_1": "    a + b\n}\n#[macro_export]\nmacro_rules! twice { ($x:expr) => { $x * 2 } }\n",
+    "macro_export_2": "    twice!(a + b) / 2\n}\n#[macro_export]\nmacro_rules! twice { ($x:expr) => { $x + $x } }\n",
+    "no_mangle_1": '    a + b\n}\n#[no_mangle]\npub extern "C" fn vibes_same_symbol() -> i32 { 1 }\n',
+    "no_mangle_2": '    a + b\n}\n#[no_mangle]\npub extern "C" fn vibes_same_symbol() -> i32 { 2 }\n',
+    "feature": "    #![feature(never_type)]\n    a + b\n}\n",
+    "unclosed": "    a + (b\n}\n",
+    "type_error": '    a + "b"\n}\n',
+}
+DESTRUCTIVE = {"exit0", "abort", "loop", "stack_overflow", "fake_ok", "unclosed", "type_error"}
+
+
+def run_mode(tmp: Path, mode: str) -> dict[str, dict]:
+    rows = []
+    for rep in range(2):  # correct samples on every side of the hostile ones
+        rows += [
+            {"task_id": f"Sanity/{i}", "completion": c, "case": f"correct_{i}_{rep}"}
+            for i, c in CORRECT.items()
+        ]
+        if rep == 0:
+            rows += [
+                {"task_id": "Sanity/0", "completion": c, "case": name}
+                for name, c in HOSTILE.items()
+            ]
+    path = tmp / f"{mode}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_cli(
+        "eval",
+        "run",
+        "humaneval-rust",
+        "--problems",
+        str(SANITY),
+        "--samples",
+        str(path),
+        "--k",
+        "1",
+        "--timeout",
+        "3",
+        "--no-enforce-policy",
+        f"--{mode}",
+        "--workers",
+        "2",
+        "--sandbox",
+        SANDBOX,
+        "--no-progress",
+        "--store",
+        "none",
+        check=True,
+    )
+    return {r["case"]: r for r in map(json.loads, Path(f"{path}_results.jsonl").open())}
+
+
+@pytest.fixture(scope="module")
+def both_modes(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    tmp = tmp_path_factory.mktemp("batch")
+    return run_mode(tmp, "batch"), run_mode(tmp, "no-batch")
+
+
+def test_hostile_neighbours_change_no_verdict(both_modes: tuple[dict, dict]) -> None:
+    batched, alone = both_modes
+    assert batched.keys() == alone.keys()
+    for case in batched:
+        assert (batched[case]["passed"], batched[case]["reason"]) == (
+            alone[case]["passed"],
+            alone[case]["reason"],
+        ), case
+    for case, row in batched.items():
+        if case.startswith("correct_"):
+            assert row["passed"], row
+        if case in DESTRUCTIVE:
+            assert not row["passed"], row
+    # wrongly rejected in a shared crate, right alone: they must pass
+    for case in (
+        "crate_path",
+        "macro_export_1",
+        "macro_export_2",
+        "no_mangle_1",
+        "no_mangle_2",
+        "env_cwd",
+        "statics",
+    ):
+        assert batched[case]["passed"], batched[case]
+    assert batched["feature"]["passed"] is alone["feature"]["passed"]
+
+
+@needs_shared
+@pytest.mark.slow
+def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
+    with gzip.open(HUMANEVAL_X_RUST, "rt") as fh:
+        probs = [json.loads(line) for line in fh][:40]
+    rows = []
+    for p in probs:
+        rows += [
+            p["canonical_solution"],
+            '    panic!("nope");\n}\n',
+            '    let x: i32 = "not a number";\n}\n',
+        ]
+    verdicts = {}
+    for mode in ("batch", "no-batch"):
+        path = tmp_path / f"{mode}.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"task_id": probs[n // 3]["task_id"], "completion": c}) + "\n"
+                for n, c in enumerate(rows)
+            )
+        )
+        run_cli(
+            str(path),
+            f"--problem_file={HUMANEVAL_X_RUST}",
+            "--k=1",
+            f"--{mode}",
+            f"--sandbox-mode={SANDBOX}",
+            "--no-progress",
+            "--store",
+            "none",
+            entry="evaluate_functional_correctness",
+            check=True,
+        )
+        verdicts[mode] = [
+            (r["passed"], r["reason"])
+            for r in map(json.loads, Path(f"{path}_results.jsonl").read_text().splitlines())
+        ]
+    assert verdicts["batch"] == verdicts["no-batch"]
+    # the 40 canonical solutions, plus the panicking sample of Rust/32: its tests are
+    # commented out in the dataset, so it passes by compiling (see README)
+    assert sum(p for p, _ in verdicts["batch"]) == 40 + 1

@@ -13,7 +13,7 @@ from vibes_eval.store.base import EventStore
 from vibes_eval.store.events import RunCompleted, RunInterrupted, RunStarted
 from vibes_eval.store.recorder import StoreRecorder
 from vibes_eval.store.sql import open_store
-from vibes_eval.store.urls import resolve
+from vibes_eval.store.urls import is_off, resolve
 from vibes_eval.store.writer import GroupWriter
 
 if TYPE_CHECKING:
@@ -75,8 +75,13 @@ class Recording:
         self.close()
 
 
-def open_store_for_run(store_spec: str | None) -> EventStore:
-    """Raises: StoreError (one line) when the store cannot be opened or is not ours."""
+def open_store_for_run(store_spec: str | None) -> EventStore | None:
+    """The store to record into; None for ``--store none``.
+
+    Raises: StoreError (one line) when the store cannot be opened or is not ours.
+    """
+    if is_off(store_spec):
+        return None
     return open_store(resolve(store_spec), create=True)
 
 

@@ -17,6 +17,13 @@ DEFAULT_NAME = "results.sqlite"
 ENV = "VIBES_STORE"  # the same as --store, for whole sessions and CI
 
 
+OFF = "none"  # `--store none`: record nothing (a file of that name: ./none)
+
+
+def is_off(spec: str | None) -> bool:
+    return spec is not None and spec.strip().lower() == OFF
+
+
 @dataclass(frozen=True)
 class StoreTarget:
     url: URL
@@ -42,8 +49,11 @@ def resolve(spec: str | None) -> StoreTarget:
     ``postgresql://user:pass@host/db`` (``postgres://`` and ``postgresql+psycopg://`` too).
 
     Raises:
-        StoreUnavailable: an unsupported or malformed URL, or an in-memory SQLite URL.
+        StoreUnavailable: an unsupported or malformed URL, an in-memory SQLite URL, or
+            ``none`` (recording off) where a store is needed.
     """
+    if is_off(spec):
+        raise StoreUnavailable("--store none turns recording off; this command needs a store")
     if spec is None or not spec.strip():
         path = default_path()
         return StoreTarget(URL.create("sqlite", database=str(path)), path, is_default=True)

@@ -61,6 +61,8 @@ class FirejailRunner(ConfinedRunner):
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         argv = [self.launcher, *self.outer_args(job), "--", self.firejail]
         argv += ["--quiet", "--noprofile", "--net=none", "--nonewprivs", "--caps.drop=all"]
+        # end the sandbox with the command, not when its last (detached) process exits
+        argv += ["--deterministic-shutdown"]
         argv += ["--private-dev", "--nosound", "--no3d", "--nodbus", "--noroot"]
         argv += ["--", self.launcher, *self.landlock_args(job), "--chdir", str(job.cwd)]
         return [*argv, "--", *command]

@@ -31,7 +31,12 @@ from vibes_eval.runners.docker.client import connect
 BASE_REPO = "vibes-eval-base"
 IMAGE_REPO = "vibes-eval-sandbox"
 BASE_PACKAGES = ("gcc", "libc6-dev")  # cc drives the linker for Rust test binaries
-CONTEXT_FILES = ("Dockerfile", "vibes_box.c")
+# build context file -> package it ships in
+CONTEXT_FILES = {
+    "Dockerfile": "vibes_eval.runners.docker",
+    "vibes_box.c": "vibes_eval.runners.docker",
+    "launcher.c": "vibes_eval.runners",
+}
 _RECIPE_VERSION = "1"  # bump when the base recipe below changes
 _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Not needed to compile or link: keeps the image ~40% smaller.
@@ -78,8 +83,10 @@ def debian_mirror() -> str:
 
 
 def _context() -> dict[str, bytes]:
-    pkg = resources.files("vibes_eval.runners.docker")
-    return {name: pkg.joinpath(name).read_bytes() for name in CONTEXT_FILES}
+    return {
+        name: resources.files(pkg).joinpath(name).read_bytes()
+        for name, pkg in CONTEXT_FILES.items()
+    }
 
 
 def base_tag() -> str:

@@ -42,14 +42,17 @@ from vibes_eval.runners.docker.image import ensure_image
 from vibes_eval.runners.local import Job, LocalRunner, safe_join
 
 BOX = "/usr/local/bin/vibes-box"
+LAUNCH = "/usr/local/bin/vibes-launch"  # launcher.c, built into the image
 LABEL_OWNER = "vibes-eval.owner"  # "<host>:<pid>" of the runner that created it
 JOB_USER = (1000, 1000)  # the image's unprivileged user
 _TRAILER = re.compile(
-    rb"\n?\x1evibes-box status=(-?\d+) output_limited=(\d) oom_kills=(-?\d+) "
-    rb"pids_max=(-?\d+) cpu_us=(\d+) exec_errno=(\d+)\n?$"
+    rb"\n?\x1evibes-box status=(-?\d+) output_limited=(\d) timed_out=(\d) "
+    rb"oom_kills=(-?\d+) pids_max=(-?\d+) cpu_us=(\d+) launch_error=([^\n]*)\n?$"
 )
+_TRAILER_KEYS = ("status", "output_limited", "timed_out", "oom_kills", "pids_max", "cpu_us")
 _SLACK = 8 << 10  # bytes beyond the cap accepted from the box (its status line)
 _KILL_GRACE_S = 10.0  # how long a killed container may take to end the exec stream
+_BOX_GRACE_S = 5.0  # vibes-box stops the command at the timeout; past this we kill it all
 
 
 @dataclass
@@ -251,11 +254,12 @@ class DockerRunner(LocalRunner):
         cpu = limits.cpu_s or math.ceil(limits.timeout_s) + 1
         return [
             BOX, "run", "--cap", str(limits.output_bytes),
+            "--timeout-ms", str(max(1, int(limits.timeout_s * 1000))),
             "--rlimit", f"cpu={cpu}",
             "--rlimit", f"fsize={limits.file_size_mb << 20}",
             "--rlimit", f"nofile={limits.open_files}",
             "--rlimit", "core=0",
-            "--", *command,
+            "--", LAUNCH, "--seccomp", "--", *command,
         ]  # fmt: skip
 
     def execute(
@@ -301,21 +305,32 @@ class DockerRunner(LocalRunner):
                 raise RunnerError(f"docker exec in {box.container.name} failed: {exc}") from exc
             reader = _Reader(sock, limits.output_bytes + _SLACK)
             reader.start(stdin)
-            timed_out = not reader.wait(limits.timeout_s)
-            if timed_out:
-                # Killing the exec client would leave the command running: kill the
-                # container. Its work dir survives; the next command restarts it.
-                with contextlib.suppress(docker.errors.DockerException):
-                    box.container.kill()
-                box.running = False
+            # vibes-box stops the command at the timeout and reports the cgroup counters;
+            # our own deadline is for a box that cannot (a container frozen or gone).
+            stuck = not reader.wait(limits.timeout_s + _BOX_GRACE_S)
+            if stuck:
+                self._kill(box)
                 reader.wait(_KILL_GRACE_S)
             reader.close()
+            timed_out = stuck or bool(reader.trailer and reader.trailer["timed_out"])
+            if timed_out and not stuck:
+                # The box killed the command already; killing the container as well leaves
+                # nothing to chance (the exec client alone cannot stop anything).
+                self._kill(box)
             wall = time.monotonic() - start
             exit_code = None
             if reader.trailer is None:
                 with contextlib.suppress(docker.errors.DockerException):
                     exit_code = self.client.api.exec_inspect(exec_id).get("ExitCode")
         return self._result(session, command, limits, reader, timed_out, wall, exit_code)
+
+    def _kill(self, box: _Box) -> None:
+        """``docker kill`` the session's container; the next command starts it again."""
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.DockerException):
+            box.container.kill()
+        box.running = False
 
     def _result(
         self,
@@ -328,10 +343,9 @@ class DockerRunner(LocalRunner):
         exit_code: int | None,
     ) -> ExecutionResult:
         trailer = reader.trailer
-        if trailer is not None and trailer["exec_errno"]:
-            raise RunnerError(
-                f"docker runner could not start {command[0]}: {os.strerror(trailer['exec_errno'])}"
-            )
+        if reader.launch_error:
+            message = reader.launch_error.removeprefix("vibes-launch: ")
+            raise RunnerError(f"docker runner could not start {command[0]}: {message}")
         if trailer is not None:
             status = trailer["status"]
         elif exit_code is not None:  # the box itself died (killed with the container)
@@ -339,18 +353,18 @@ class DockerRunner(LocalRunner):
         else:
             status = 9  # killed
         out, err = reader.stdout, reader.stderr
+        cap = limits.output_bytes
+        limited = trailer["output_limited"] if trailer else 0  # bits: 1 stdout, 2 stderr
         raw = spawn.RawExit(
             status=status,
-            stdout=out[: limits.output_bytes],
-            stderr=err[: limits.output_bytes],
-            stdout_truncated=len(out) > limits.output_bytes,
-            stderr_truncated=len(err) > limits.output_bytes,
+            stdout=out[:cap],
+            stderr=err[:cap],
+            stdout_truncated=bool(limited & 1) or len(out) > cap,
+            stderr_truncated=bool(limited & 2) or len(err) > cap,
             wall_s=wall,
             cpu_s=(trailer["cpu_us"] / 1e6) if trailer else 0.0,
             timed_out=timed_out,
-            output_limited=bool(trailer and trailer["output_limited"])
-            or len(out) > limits.output_bytes
-            or len(err) > limits.output_bytes,
+            output_limited=bool(limited) or len(out) > cap or len(err) > cap,
         )
         assert session.host_dir is not None
         job = Job(session=session, limits=limits, cwd=session.path)
@@ -359,6 +373,7 @@ class DockerRunner(LocalRunner):
             pids_max_hits=trailer["pids_max"] if trailer else 0,
         )
         job.disk_full = self.quotas.exceeded(session.host_dir, limits.disk_mb)
+        termination = self.classify(job, raw)
         return ExecutionResult(
             exit_code=raw.exit_code,
             signal=raw.signal,
@@ -368,7 +383,7 @@ class DockerRunner(LocalRunner):
             stderr_truncated=raw.stderr_truncated,
             wall_s=raw.wall_s,
             cpu_s=raw.cpu_s,
-            termination=self.classify(job, raw),
+            termination=termination,
         )
 
 
@@ -381,6 +396,7 @@ class _Reader:
         self.out = bytearray()
         self.err = bytearray()
         self.trailer: dict[str, int] | None = None
+        self.launch_error = ""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -413,8 +429,8 @@ class _Reader:
             self.sock.close()
         m = _TRAILER.search(bytes(self.err))
         if m is not None:
-            keys = ("status", "output_limited", "oom_kills", "pids_max", "cpu_us", "exec_errno")
-            self.trailer = {k: int(v) for k, v in zip(keys, m.groups(), strict=True)}
+            self.trailer = {k: int(v) for k, v in zip(_TRAILER_KEYS, m.groups(), strict=False)}
+            self.launch_error = m.group(len(_TRAILER_KEYS) + 1).decode("utf-8", "replace")
             del self.err[m.start() :]
 
     @property

@@ -4,15 +4,18 @@
  *       pid 1: reaps orphans and waits for the container to be killed. It runs as root
  *       without capabilities, so the job's user can neither signal nor ptrace it.
  *
- *   vibes-box run [--cap BYTES] [--rlimit NAME=VALUE]... -- PROGRAM [ARG]...
+ *   vibes-box run [--cap BYTES] [--timeout-ms MS] [--rlimit NAME=VALUE]... -- PROGRAM...
  *       runs one command for `docker exec` (as the unprivileged job user): applies the
  *       rlimits, forwards at most BYTES of stdout and of stderr (more kills the job here,
- *       so a 5 GB flood never crosses the Docker API), and when the command ends kills
- *       every other process of its user (a `setsid` grandchild included). Last, it
- *       appends one status line to stderr, which the runner strips and parses:
- *       "\n" MARK " status=<wait status> output_limited=<0|1> oom_kills=<n> pids_max=<n>
- *       cpu_us=<n> exec_errno=<n>\n", the counters being increases of the container's
- *       cgroup counters, exec_errno why the program could not be started (0: it was).
+ *       so a 5 GB flood never crosses the Docker API), stops it after MS, and when it
+ *       ends kills every other process of its user (a `setsid` grandchild included).
+ *       Last, it appends one status line to stderr, which the runner strips and parses:
+ *       "\n" MARK " status=<wait status> output_limited=<0..3> timed_out=<0|1>
+ *       oom_kills=<n> pids_max=<n> cpu_us=<n> launch_error=<text>\n", the counters being
+ *       output_limited a bit mask (1 stdout, 2 stderr passed the cap), the counters
+ *       increases of the container's cgroup counters (read before the container is
+ *       touched, so a fork storm is still reported as one), launch_error why the program
+ *       could not be started (empty: it was).
  *
  * Exit code: 0 when the status line was written, 125 on a setup failure.
  */
@@ -121,12 +124,13 @@ static int forward(int from, int to, long long *left) {
 }
 
 static int run_main(int argc, char **argv) {
-    long long cap = 1 << 20;
+    long long cap = 1 << 20, timeout_ms = 0;
     int i = 2;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--")) { i++; break; }
         if (i + 1 >= argc) { errno = EINVAL; die(argv[i]); }
         if (!strcmp(argv[i], "--cap")) cap = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--timeout-ms")) timeout_ms = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--rlimit")) set_rlimit(argv[++i]);
         else { errno = EINVAL; die(argv[i]); }
     }
@@ -138,9 +142,12 @@ static int run_main(int argc, char **argv) {
         return 125;
     }
     long long oom0 = oom_kills(), pids0 = pids_max();
+    long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
 
-    int out[2], err[2], execerr[2];
-    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(execerr, O_CLOEXEC))
+    /* errp: why the program could not be started, from us or from vibes-launch (which
+     * finds the fd in $VIBES_LAUNCH_ERRFD); close-on-exec, so the job cannot write it. */
+    int out[2], err[2], errp[2];
+    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
         die("pipe");
     if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK)) die("pipe");
     struct sigaction sa;
@@ -153,56 +160,81 @@ static int run_main(int argc, char **argv) {
     if (child == 0) {
         dup2(out[1], 1);
         dup2(err[1], 2);
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", errp[1]);
+        fcntl(errp[1], F_SETFD, 0); /* vibes-launch sets close-on-exec again itself */
+        setenv("VIBES_LAUNCH_ERRFD", fd, 1);
         execvp(argv[i], argv + i);
-        int e = errno; /* through a close-on-exec pipe: the job cannot fake it */
-        if (write(execerr[1], &e, sizeof e) < 0) {}
+        dprintf(errp[1], "exec %s: %s", argv[i], strerror(errno));
         _exit(127);
     }
     close(out[1]);
     close(err[1]);
-    close(execerr[1]);
-    int exec_errno = 0;
-    if (read(execerr[0], &exec_errno, sizeof exec_errno) <= 0) exec_errno = 0;
-    close(execerr[0]);
+    close(errp[1]);
     signal(SIGPIPE, SIG_IGN);
 
-    struct pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {chld_pipe[0], POLLIN, 0}};
+    struct pollfd fds[4] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0},
+                            {chld_pipe[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+    char launch_error[512] = "";
+    size_t launch_len = 0;
     long long left[2] = {cap, cap};
-    int open_fds = 2, status = 0, exited = 0, limited = 0;
+    int open_fds = 2, status = 0, exited = 0, limited = 0, timed_out = 0;
     long long exit_at = 0;
-    while (open_fds > 0 && !limited) {
-        if (!exited) {
-            pid_t r = waitpid(child, &status, WNOHANG);
-            if (r == child) { exited = 1; exit_at = now_ms(); }
+    for (;;) {
+        if (!exited && waitpid(child, &status, WNOHANG) == child) {
+            exited = 1;
+            exit_at = now_ms();
         }
-        if (exited && now_ms() - exit_at > DRAIN_MS) break; /* a leftover holds the pipe */
-        if (poll(fds, 3, exited ? DRAIN_MS : -1) < 0 && errno != EINTR) die("poll");
+        long long now = now_ms(), wait = -1;
+        /* After the exit, leftovers holding the pipes get DRAIN_MS, then go. */
+        if (exited && (open_fds == 0 || now - exit_at >= DRAIN_MS)) break;
+        if (exited) wait = DRAIN_MS - (now - exit_at);
+        if (deadline) {
+            if (now >= deadline) { timed_out = 1; break; }
+            if (wait < 0 || deadline - now < wait) wait = deadline - now;
+        }
+        if (poll(fds, 4, (int)wait) < 0 && errno != EINTR) die("poll");
         if (fds[2].revents & POLLIN) {
             char buf[64];
             while (read(chld_pipe[0], buf, sizeof buf) > 0) {}
+        }
+        if (fds[3].fd >= 0 && fds[3].revents) {
+            ssize_t n = read(errp[0], launch_error + launch_len, sizeof launch_error - 1 - launch_len);
+            if (n > 0) launch_len += (size_t)n;
+            else { close(errp[0]); fds[3].fd = -1; }
         }
         for (int k = 0; k < 2; k++) {
             if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             int r = forward(fds[k].fd, k == 0 ? 1 : 2, &left[k]);
             if (r < 0) { close(fds[k].fd); fds[k].fd = -1; open_fds--; }
-            else if (r > 0) limited = 1;
+            else if (r > 0) limited |= k == 0 ? 1 : 2;
         }
+        if (limited) break;
     }
-    /* The command may close its pipes before it exits (cat does): wait for its real status
-     * unless we are the ones stopping it. The runner's timeout bounds this wait. */
-    if (limited) kill(-1, SIGKILL);
-    if (!exited) waitpid(child, &status, 0);
-    /* Everything of this user but us goes: anything the command left or detached. */
+    /* Everything of this user but us goes: the command's tree if we are stopping it, and
+     * anything it left or detached. A process with SIGKILL pending cannot fork, so a fork
+     * storm is over after one sweep; the second is for good measure. */
+    if (limited || timed_out) kill(-1, SIGKILL);
+    if (!exited) waitpid(child, &status, 0); /* it may close its pipes before it exits */
+    kill(-1, SIGKILL);
     kill(-1, SIGKILL);
     while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    if (fds[3].fd >= 0) {
+        ssize_t n = read(errp[0], launch_error + launch_len, sizeof launch_error - 1 - launch_len);
+        if (n > 0) launch_len += (size_t)n;
+    }
+    launch_error[launch_len] = 0;
+    for (char *c = launch_error; *c; c++)
+        if (*c == '\n') *c = ' ';
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
     long long cpu_us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL +
                        ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
     fprintf(stderr,
-            "\n" MARK " status=%d output_limited=%d oom_kills=%lld pids_max=%lld cpu_us=%lld"
-            " exec_errno=%d\n",
-            status, limited, oom_kills() - oom0, pids_max() - pids0, cpu_us, exec_errno);
+            "\n" MARK " status=%d output_limited=%d timed_out=%d oom_kills=%lld pids_max=%lld"
+            " cpu_us=%lld launch_error=%s\n",
+            status, limited, timed_out, oom_kills() - oom0, pids_max() - pids0, cpu_us,
+            launch_error);
     return 0;
 }
 

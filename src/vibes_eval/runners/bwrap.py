@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from vibes_eval.core.runner import Capabilities, IsolationLevel
 from vibes_eval.runners.local import Job
-from vibes_eval.runners.sandbox import ConfinedRunner
+from vibes_eval.runners.sandbox import PASS_ERRFD, ConfinedRunner
 
 # Files of /etc the loader and the C toolchain need; /etc/alternatives holds the cc symlink.
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
@@ -76,7 +76,7 @@ class BwrapRunner(ConfinedRunner):
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         work = str(job.session.path)
-        argv = [self.launcher, *self.outer_args(job), "--", self.bwrap]
+        argv = [self.launcher, *self.outer_args(job), *PASS_ERRFD, "--", self.bwrap]
         argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         argv += ["--ro-bind", "/usr", "/usr", *_root_links()]
         for path in _ETC:

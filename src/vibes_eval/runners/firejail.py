@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from vibes_eval.core.runner import Capabilities, IsolationLevel
 from vibes_eval.runners.local import Job
-from vibes_eval.runners.sandbox import ConfinedRunner
+from vibes_eval.runners.sandbox import PASS_ERRFD, PASSED_ERRFD, ConfinedRunner
 
 
 class FirejailRunner(ConfinedRunner):
@@ -59,10 +59,10 @@ class FirejailRunner(ConfinedRunner):
         return None
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
-        argv = [self.launcher, *self.outer_args(job), "--", self.firejail]
+        argv = [self.launcher, *self.outer_args(job), *PASS_ERRFD, "--", self.firejail]
         argv += ["--quiet", "--noprofile", "--net=none", "--nonewprivs", "--caps.drop=all"]
         # end the sandbox with the command, not when its last (detached) process exits
-        argv += ["--deterministic-shutdown"]
+        argv += ["--deterministic-shutdown", f"--keep-fd={PASSED_ERRFD}"]
         argv += ["--private-dev", "--nosound", "--no3d", "--nodbus", "--noroot"]
         argv += ["--", self.launcher, *self.landlock_args(job), "--chdir", str(job.cwd)]
         return [*argv, "--", *command]

@@ -18,6 +18,8 @@
  *                        no TCP bind/connect (ABI 4), signals and abstract unix sockets
  *                        scoped to the sandbox (ABI 6)
  *   --seccomp            apply the syscall filter (see install_seccomp)
+ *   --pass-errfd N       keep the error pipe open at fd N across exec, for a launcher
+ *                        run inside the next wrapper (bwrap, firejail) to report into
  *   --probe              print "landlock_abi=N seccomp=0|1" and exit
  *
  * Setup errors go to the fd named by $VIBES_LAUNCH_ERRFD (close-on-exec, so the parent
@@ -334,6 +336,7 @@ int main(int argc, char **argv) {
         fcntl(errfd, F_SETFD, FD_CLOEXEC);
         unsetenv("VIBES_LAUNCH_ERRFD"); /* not the job's business */
     }
+    int pass_errfd = -1;
     const char *chdir_to = NULL, *cgroups[8];
     int n_cgroups = 0, netns = 0, caps = 0, landlock = 0, seccomp = 0, i = 1;
     for (; i < argc; i++) {
@@ -351,6 +354,7 @@ int main(int argc, char **argv) {
         const char *v = argv[++i];
         if (!strcmp(a, "--chdir")) chdir_to = v;
         else if (!strcmp(a, "--rlimit")) set_rlimit(v);
+        else if (!strcmp(a, "--pass-errfd")) pass_errfd = atoi(v);
         else if (!strcmp(a, "--cgroup")) {
             if (n_cgroups == 8) fail(125, "too many", a);
             cgroups[n_cgroups++] = v;
@@ -378,6 +382,16 @@ int main(int argc, char **argv) {
     if (landlock) install_landlock();
     if (seccomp) install_seccomp();
 
+    if (pass_errfd >= 0 && env_fd) {
+        /* The next wrapper hands this fd on to the launcher it runs; that one marks it
+         * close-on-exec before the job starts. */
+        if (dup2(errfd, pass_errfd) < 0) die("dup2");
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", pass_errfd);
+        setenv("VIBES_LAUNCH_ERRFD", fd, 1);
+        if (errfd != pass_errfd) close(errfd);
+        errfd = pass_errfd; /* dup2 leaves it inheritable, as the wrapper needs */
+    }
     execvp(argv[i], argv + i);
     dprintf(errfd, "vibes-launch: exec %s: %s\n", argv[i], strerror(errno));
     return 127;

@@ -44,6 +44,8 @@ SYSTEM_READONLY = (
 )
 DEVICES_WRITABLE = ("/dev/null", "/dev/zero")
 MIN_LANDLOCK_ABI = 1
+PASSED_ERRFD = 63  # where the outer launcher puts its error pipe for the inner one
+PASS_ERRFD = ("--pass-errfd", str(PASSED_ERRFD))  # for a launcher that runs a wrapper
 _NPROC_MARGIN = 256  # RLIMIT_NPROC counts the whole user's processes: leave room for ours
 
 

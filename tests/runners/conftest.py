@@ -1,0 +1,82 @@
+"""Runner instances for the runner tests: one per sandbox this machine has, shared by a
+module; each test gets a fresh session. Docker tests carry the ``docker`` marker and skip
+only when no daemon answers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vibes_eval.core.errors import RunnerUnavailable
+from vibes_eval.core.registry import runner_class
+from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
+
+SANDBOXES = [
+    "landlock",
+    "bwrap",
+    "firejail",
+    pytest.param("docker", marks=pytest.mark.docker),
+]
+_instances: dict[str, TaskRunner] = {}
+
+
+def get_runner(name: str) -> TaskRunner:
+    """A shared instance of runner ``name``, or skip saying why it cannot work here."""
+    if name not in _instances:
+        cls = runner_class(name)
+        why = cls.check_available()
+        if why is not None:
+            pytest.skip(f"--sandbox {name} not available here: {why}")
+        try:
+            _instances[name] = cls()
+        except RunnerUnavailable as exc:
+            pytest.skip(f"--sandbox {name} not available here: {exc}")
+    return _instances[name]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_runners() -> Iterator[None]:
+    yield
+    for runner in _instances.values():
+        runner.close()
+
+
+@pytest.fixture(params=SANDBOXES)
+def sandbox(request: pytest.FixtureRequest) -> TaskRunner:
+    return get_runner(request.param)
+
+
+@pytest.fixture
+def session(sandbox: TaskRunner) -> Iterator[Session]:
+    s = sandbox.prepare(SessionSpec(label="runner-test"))
+    yield s
+    sandbox.cleanup(s)
+
+
+def nonce() -> str:
+    return str(secrets.randbelow(10**9) + 10**9)
+
+
+def live_processes(marker: str, grace_s: float = 2.0) -> list[str]:
+    """Non-zombie processes whose argv contains ``marker``, after giving SIGKILLed ones
+    ``grace_s`` to finish exiting."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            with contextlib.suppress(OSError, IndexError):
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                if state not in ("Z", "X") and marker in cmdline:
+                    found.append(f"{entry.name} [{state}] {cmdline}")
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)

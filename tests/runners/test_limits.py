@@ -1,0 +1,189 @@
+"""Behaviour every sandbox runner must have: output, timeouts, caps, limits, leftovers,
+confinement and the reason each ending is reported with. Real sandboxes, real processes."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.runners.conftest import live_processes, nonce
+from vibes_eval.core.errors import RunnerError
+from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
+from vibes_eval.core.types import Limits, Termination
+
+FAST = Limits(timeout_s=5)
+
+
+def test_output_exit_code_env_and_stdin(sandbox: TaskRunner, session: Session) -> None:
+    res = sandbox.execute(
+        session,
+        ["sh", "-c", 'echo "out $GREETING"; cat; echo err >&2; exit 3'],
+        FAST,
+        env={"GREETING": "hi"},
+        stdin=b"from stdin\n",
+    )
+    assert res.termination is Termination.EXITED
+    assert res.exit_code == 3
+    assert res.stdout == "out hi\nfrom stdin\n"
+    assert res.stderr == "err\n"
+
+
+def test_cwd_tmpdir_and_files(sandbox: TaskRunner, session: Session) -> None:
+    sandbox.write_files(session, {"sub/in.txt": "data"})
+    res = sandbox.execute(
+        session, ["sh", "-c", 'cat in.txt > out.txt && touch "$TMPDIR/t" && pwd'], FAST,
+        cwd="sub",
+    )  # fmt: skip
+    assert res.ok, res.stderr
+    assert res.stdout.strip() == str(session.path / "sub")
+    assert sandbox.read_file(session, "sub/out.txt") == b"data"
+    with pytest.raises(ValueError):
+        sandbox.read_file(session, "../escape")
+    with pytest.raises(ValueError):
+        sandbox.write_files(session, {"../escape": "x"})
+    with pytest.raises(FileNotFoundError):
+        sandbox.read_file(session, "missing.txt")
+
+
+def test_timeout_is_reported_and_fast(sandbox: TaskRunner, session: Session) -> None:
+    res = sandbox.execute(session, ["sleep", "30"], Limits(timeout_s=1))
+    assert res.termination is Termination.TIMED_OUT
+    assert res.wall_s < 4
+    # The session is still usable afterwards (Docker restarts the killed container).
+    assert sandbox.execute(session, ["true"], FAST).ok
+
+
+def test_output_flood_is_capped(sandbox: TaskRunner, session: Session) -> None:
+    res = sandbox.execute(session, ["yes"], Limits(timeout_s=10, output_bytes=64 << 10))
+    assert res.termination is Termination.OUTPUT_LIMIT
+    assert res.stdout_truncated and not res.stderr_truncated
+    assert len(res.stdout) == 64 << 10
+
+
+@pytest.mark.parametrize("ending", ["exit", "timeout"])
+def test_setsid_grandchild_does_not_survive(
+    sandbox: TaskRunner, session: Session, ending: str
+) -> None:
+    mark = f"1000.{nonce()}"
+    then = "echo started" if ending == "exit" else "sleep 30"
+    res = sandbox.execute(
+        session, ["sh", "-c", f"setsid sleep {mark} & {then}"], Limits(timeout_s=1.5)
+    )
+    expected = Termination.EXITED if ending == "exit" else Termination.TIMED_OUT
+    assert res.termination is expected
+    assert live_processes(mark) == []
+
+
+def test_memory_limit(sandbox: TaskRunner, session: Session) -> None:
+    hog = "my @a; while (1) { push @a, 'x' x 1048576 }"
+    res = sandbox.execute(session, ["perl", "-e", hog], Limits(timeout_s=20, memory_mb=128))
+    assert res.termination is Termination.MEMORY
+
+
+def test_pids_limit(sandbox: TaskRunner, session: Session) -> None:
+    storm = "while (1) { my $p = fork; if (defined $p && $p == 0) { sleep 100; exit } }"
+    mark = nonce()
+    res = sandbox.execute(session, ["perl", "-e", storm, mark], Limits(timeout_s=2, pids=16))
+    assert res.termination is Termination.PIDS
+    assert live_processes(mark) == []
+
+
+def test_disk_quota(sandbox: TaskRunner, session: Session) -> None:
+    fill = "i=0; while :; do head -c 4M /dev/zero > f$i || exit 1; i=$((i+1)); done"
+    res = sandbox.execute(session, ["sh", "-c", fill], Limits(timeout_s=20, disk_mb=32))
+    assert res.termination is Termination.DISK_LIMIT
+    sandbox.execute(session, ["sh", "-c", "rm -f f*"], FAST)
+
+
+def test_file_size_limit(sandbox: TaskRunner, session: Session) -> None:
+    res = sandbox.execute(
+        session, ["dd", "if=/dev/zero", "of=big", "bs=1M", "count=16"],
+        Limits(timeout_s=10, file_size_mb=4),
+    )  # fmt: skip
+    assert res.termination is Termination.DISK_LIMIT
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["unshare", "--user", "true"],
+        ["perl", "-e", "use Socket; socket(my $s, PF_INET, SOCK_DGRAM, 0) or die"],
+        ["perl", "-e", "use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die"],
+    ],
+    ids=["unshare", "udp-socket", "tcp-socket"],
+)
+def test_blocked_syscalls(sandbox: TaskRunner, session: Session, command: list[str]) -> None:
+    res = sandbox.execute(session, command, FAST)
+    assert res.termination is Termination.BLOCKED_SYSCALL
+
+
+def test_unix_sockets_allowed(sandbox: TaskRunner, session: Session) -> None:
+    code = "use Socket; socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die $!"
+    assert sandbox.execute(session, ["perl", "-e", code], FAST).ok
+
+
+def test_filesystem_is_confined(sandbox: TaskRunner, session: Session, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    res = sandbox.execute(
+        session,
+        ["sh", "-c", f"cat /etc/shadow; cat {secret}; echo x > {tmp_path}/w; echo x > /tmp/w"],
+        FAST,
+    )
+    assert "root:" not in res.stdout and "s3cret" not in res.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.txt"]
+    assert not Path("/tmp/w").exists()
+
+
+def test_missing_program_is_a_runner_error(sandbox: TaskRunner, session: Session) -> None:
+    with pytest.raises(RunnerError, match="no-such-program"):
+        sandbox.execute(session, ["no-such-program"], FAST)
+
+
+def test_crash_is_signaled(sandbox: TaskRunner, session: Session) -> None:
+    res = sandbox.execute(session, ["sh", "-c", "kill -SEGV $$"], FAST)
+    assert res.termination is Termination.SIGNALED
+    assert res.signal == 11
+
+
+def test_cleanup_removes_everything_and_is_idempotent(sandbox: TaskRunner) -> None:
+    s = sandbox.prepare(SessionSpec(label="cleanup", files={"a.txt": "a"}))
+    assert s.host_dir is not None and (s.host_dir / "a.txt").exists()
+    sandbox.cleanup(s)
+    sandbox.cleanup(s)
+    assert not s.host_dir.exists()
+    assert str(s.host_dir) not in Path("/proc/self/mounts").read_text()
+
+
+def test_parallel_sessions_stay_apart(sandbox: TaskRunner) -> None:
+    """Two workers at once, one of them hostile: the others' results are unaffected."""
+    results: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def worker(tag: str, hostile: bool) -> None:
+        try:
+            for i in range(3):
+                s = sandbox.prepare(SessionSpec(label=f"par-{tag}-{i}"))
+                try:
+                    word = secrets.token_hex(4)
+                    if hostile:
+                        sandbox.execute(s, ["yes"], Limits(timeout_s=5, output_bytes=1 << 16))
+                    res = sandbox.execute(s, ["sh", "-c", f"echo {word} > f; ls; cat f"], FAST)
+                    results[f"{tag}-{i}"] = (res.stdout, f"f\ntmp\n{word}\n")
+                finally:
+                    sandbox.cleanup(s)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(t, t == "b")) for t in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 6
+    for got, want in results.values():  # type: ignore[misc]
+        assert got == want

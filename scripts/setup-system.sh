@@ -6,6 +6,8 @@ set -euo pipefail
 APT_PACKAGES=(
   gcc libc6-dev make            # the sandbox launcher, linking Rust test binaries
   librust-rand-dev librust-regex-dev librust-md5-dev  # crate sources HumanEval-X needs
+  bubblewrap firejail           # --sandbox bwrap / firejail
+  docker.io debootstrap         # --sandbox docker: the daemon, and the image's base built offline
 )
 
 missing=()
@@ -22,6 +24,34 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup-system: missing Debian packages (run as root to install): ${missing[*]}" >&2
   fi
 fi
+
+# Docker for --sandbox docker and its tests: start dockerd when nothing answers. Our
+# containers use no network, so a machine without iptables/bridge support gets a daemon
+# started without them on the second try. Log: /var/log/vibes-dockerd.log.
+start_dockerd() {
+  command -v dockerd >/dev/null 2>&1 || return 0
+  docker info >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup-system: dockerd is not running (run as root to start it); docker tests will skip" >&2
+    return 0
+  fi
+  local log=/var/log/vibes-dockerd.log
+  for flags in "" "--iptables=false --ip6tables=false --bridge=none"; do
+    echo "setup-system: starting dockerd ${flags}(log: $log)"
+    # shellcheck disable=SC2086  # flags is a word list
+    nohup dockerd $flags >>"$log" 2>&1 &
+    local pid=$!
+    for _ in $(seq 60); do
+      docker info >/dev/null 2>&1 && return 0
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  echo "setup-system: dockerd did not start (see $log); docker tests will skip" >&2
+}
+start_dockerd
 
 if ! command -v rustc >/dev/null 2>&1; then
   echo "setup-system: rustc not found; install Rust (rustup or Debian's rustc)" >&2

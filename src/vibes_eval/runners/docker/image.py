@@ -152,7 +152,17 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
                 )
             except Exception as exc:  # docker.errors.BuildError, APIError
                 raise RunnerUnavailable(f"building {tag} failed: {_one_line(exc)}") from None
+        _prune(client, keep={tag, base})
     return tag
+
+
+def _prune(client: Any, keep: set[str]) -> None:
+    """Remove images of earlier recipes (a rebuild leaves the old ones behind)."""
+    for repo in (IMAGE_REPO, BASE_REPO):
+        for img in client.images.list(name=repo):
+            if not keep & set(img.tags):
+                with contextlib.suppress(Exception):  # still used by a container: keep it
+                    client.images.remove(img.id)
 
 
 def _ensure_base(client: Any, log: Log) -> str:

@@ -3,6 +3,7 @@ sanity example set."""
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,72 @@ def test_extract_auto(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is False
     run_cli(*base, "--extract", "auto", check=True)
     assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is True
+
+
+def test_ctrl_c_keeps_what_is_done(tmp_path: Path) -> None:
+    """A real SIGINT mid-run: finished samples are written, running ones are killed and
+    left without a verdict, exit code 130."""
+    import signal
+    import subprocess
+    import time
+
+    problems = [json.loads(line) for line in PROBLEMS.read_text().splitlines()]
+    rows = [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in problems]
+    loop = "    loop { std::hint::black_box(0u8); }\n}\n"
+    rows += [{"task_id": "Sanity/0", "completion": loop + " " * i} for i in range(2)]
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vibes_eval.cli.app",
+            "eval",
+            "run",
+            "humaneval-rust",
+            "--problems",
+            str(PROBLEMS),
+            "--samples",
+            str(samples),
+            "--k",
+            "1",
+            "--timeout",
+            "60",
+            "--no-batch",
+            "--workers",
+            "2",
+            "--sandbox",
+            SANDBOX,
+            "--no-progress",
+            "--store",
+            "none",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "VIBES_WORK_DIR": str(tmp_path / "work")},
+    )
+    deadline = time.monotonic() + 60
+    out = Path(f"{samples}_results.jsonl")
+    time.sleep(4)  # the ten quick samples finish; the two loops are running
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(results) == 10 and all(r["passed"] for r in results)
+    assert "interrupted" in stdout
+    assert not leftover_processes(tmp_path / "work"), "a sample's process survived Ctrl-C"
+
+
+def leftover_processes(root: Path) -> list[str]:
+    """Processes whose working directory is under ``root``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if cwd.startswith(str(root)):
+            found.append(f"{proc.name}: {cwd}")
+    return found

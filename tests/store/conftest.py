@@ -13,7 +13,14 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from vibes_eval.store.events import RunStarted, SampleEvaluated
+from vibes_eval.core.types import Reason
+from vibes_eval.store.events import (
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    SampleEvaluated,
+)
 from vibes_eval.store.sql import SqlStore, open_store
 from vibes_eval.store.urls import resolve
 
@@ -107,3 +114,19 @@ def verdict(run_id: str, task: str, index: int, passed: bool, **kw: object) -> S
     }
     values.update(kw)
     return SampleEvaluated(run_id=run_id, task_id=task, index=index, passed=passed, **values)  # type: ignore[arg-type]
+
+
+def fill_store(store: SqlStore) -> None:
+    """Two runs: one completed, one interrupted then resumed, with a cache hit and an
+    infrastructure error among the verdicts."""
+    store.append([started("a"), verdict("a", "T/0", 0, True), verdict("a", "T/0", 1, False)])
+    store.append(
+        [
+            verdict("a", "T/1", 0, False, reason=Reason.COMPILE_ERROR, detail="E0308"),
+            verdict("a", "T/1", 1, True),
+            RunCompleted(run_id="a", metrics={"pass@1": 0.5}, n_samples=4, n_passed=2),
+        ]
+    )
+    store.append([started("b", labels={"model": "n"}), verdict("b", "T/0", 0, True, cached=True)])
+    store.append([RunInterrupted(run_id="b", n_done=1), RunResumed(run_id="b", pid=1)])
+    store.append([verdict("b", "T/1", 0, False, reason=Reason.INFRA)])

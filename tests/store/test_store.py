@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from tests.store.conftest import started, verdict
+from tests.store.conftest import fill_store, started, verdict
 from vibes_eval.core.types import Reason
 from vibes_eval.store import schema
 from vibes_eval.store.base import StoreConflict, UnknownRun
 from vibes_eval.store.cache import cache_key, context_hash
-from vibes_eval.store.events import RunCompleted, RunInterrupted, RunResumed
+from vibes_eval.store.events import RunCompleted
 from vibes_eval.store.sql import SqlStore, open_store
 from vibes_eval.store.urls import resolve
 
@@ -27,24 +27,8 @@ def snapshot(store: SqlStore) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
-def fill(store: SqlStore) -> None:
-    """Two runs: one completed, one interrupted then resumed, with a cache hit and an
-    infrastructure error among the verdicts."""
-    store.append([started("a"), verdict("a", "T/0", 0, True), verdict("a", "T/0", 1, False)])
-    store.append(
-        [
-            verdict("a", "T/1", 0, False, reason=Reason.COMPILE_ERROR, detail="E0308"),
-            verdict("a", "T/1", 1, True),
-            RunCompleted(run_id="a", metrics={"pass@1": 0.5}, n_samples=4, n_passed=2),
-        ]
-    )
-    store.append([started("b", labels={"model": "n"}), verdict("b", "T/0", 0, True, cached=True)])
-    store.append([RunInterrupted(run_id="b", n_done=1), RunResumed(run_id="b", pid=1)])
-    store.append([verdict("b", "T/1", 0, False, reason=Reason.INFRA)])
-
-
 def test_appends_are_read_back_in_order_with_projections(store: SqlStore) -> None:
-    fill(store)
+    fill_store(store)
     seqs = [e.seq for e in store.events()]
     assert seqs == sorted(seqs) and len(seqs) == 11
     assert [e.event.type for e in store.events("b")] == [
@@ -70,7 +54,7 @@ def test_appends_are_read_back_in_order_with_projections(store: SqlStore) -> Non
 
 
 def test_the_cache_holds_fresh_verdicts_only(store: SqlStore) -> None:
-    fill(store)
+    fill_store(store)
     ctx = context_hash(started("a"))
     assert ctx == context_hash(started("b", labels={"model": "n"}))  # labels do not judge
     keys = {(t, i): cache_key(ctx, "h-" + t, f"c-{t}-{i}") for t in ("T/0", "T/1") for i in (0, 1)}
@@ -104,7 +88,7 @@ def test_run_ids_are_unique_and_events_need_a_started_run(store: SqlStore) -> No
 
 
 def test_rebuild_reproduces_the_projections_exactly(store: SqlStore) -> None:
-    fill(store)
+    fill_store(store)
     before = snapshot(store)
     assert before["vibes_samples"] and before["vibes_cache"]
     counts = store.rebuild()
@@ -119,7 +103,7 @@ def test_rebuild_reproduces_the_projections_exactly(store: SqlStore) -> None:
 
 
 def test_unknown_run_and_reopening(store_spec: str, store: SqlStore) -> None:
-    fill(store)
+    fill_store(store)
     with pytest.raises(UnknownRun, match="unknown run id 'nope'"):
         store.run("nope")
     store.close()

@@ -292,3 +292,18 @@ def leftover_processes(root: Path) -> list[str]:
         if cwd.startswith(str(root)):
             found.append(f"{proc.name}: {cwd}")
     return found
+
+
+def test_named_dataset_offline_says_what_to_fetch(tmp_path: Path) -> None:
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    env = {
+        **os.environ,
+        "VIBES_DATA_DIR": str(tmp_path / "data"),
+        "VIBES_DATASET_PATH": "",
+        "https_proxy": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    proc = run_cli(
+        "eval", "run", "humaneval-rust", "--samples", str(samples), "--store", "none", env=env
+    )
+    one_line_error(proc, "humaneval-x-rust", "huggingface.co", "--problems PATH")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,25 @@ def test_parallel_sessions_stay_apart(sandbox: TaskRunner) -> None:
     assert len(results) == 6
     for got, want in results.values():  # type: ignore[misc]
         assert got == want
+
+
+def test_close_kills_running_commands(sandbox: TaskRunner) -> None:
+    """Ctrl-C / shutdown: close() ends what is running, reported as KILLED, not a crash."""
+    runner = type(sandbox)()
+    s = runner.prepare(SessionSpec(label="close"))
+    mark = f"1000.{nonce()}"
+    out: list[object] = []
+    t = threading.Thread(
+        target=lambda: out.append(runner.execute(s, ["sleep", mark], Limits(timeout_s=30)))
+    )
+    t.start()
+    deadline = time.monotonic() + 10
+    while not live_processes(mark, grace_s=0) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    runner.close()
+    t.join(10)
+    assert not t.is_alive()
+    (res,) = out
+    assert res.termination is Termination.KILLED  # type: ignore[attr-defined]
+    assert live_processes(mark) == []
+    runner.cleanup(s)

@@ -181,46 +181,62 @@ class CgroupManager:
     @classmethod
     def detect(cls) -> tuple[CgroupManager | None, str]:
         """A manager for this machine, or None and the reason there is none."""
-        why_v2 = ""
         try:
-            manager = cls._detect_v2()
-            if manager is not None:
-                return manager, ""
+            manager, why_v2 = cls._detect_v2()
         except OSError as exc:
-            why_v2 = f"cgroup v2 not delegated ({exc.strerror})"
+            manager, why_v2 = None, f"cgroup v2: {exc.strerror} ({exc.filename})"
+        if manager is not None:
+            return manager, ""
         try:
             manager = cls._detect_v1()
         except OSError as exc:
             return None, why_v2 or f"cannot create cgroups ({exc.strerror}); run as root"
         if manager is None:
-            return None, why_v2 or "no writable memory and pids cgroup controllers"
+            return None, why_v2 or "no cgroup v1 memory and pids hierarchies"
         return manager, ""
 
     @classmethod
-    def _detect_v2(cls) -> CgroupManager | None:
+    def _detect_v2(cls) -> tuple[CgroupManager | None, str]:
         mount = next((m for m, fs, _ in _mounts() if fs == "cgroup2"), None)
         own = _own_cgroup_paths().get("")
         if mount is None or own is None:
-            return None
+            return None, ""
         base = Path(mount) / own.lstrip("/")
-        if not {"memory", "pids"} <= set(_read(base / "cgroup.controllers").split()):
-            return None
-        parent = base / f"{_PREFIX}{os.getpid()}"
+        have = set(_read(base / "cgroup.controllers").split())
+        if not {"memory", "pids"} <= have:
+            if any(fs == "cgroup" for _, fs, _ in _mounts()):
+                return None, ""  # a hybrid machine: the v1 hierarchies hold them
+            return None, (
+                f"cgroup v2: memory and pids are not delegated to {own} "
+                f"(it has: {' '.join(sorted(have)) or 'none'})"
+            )
         _sweep_dir(base, [base])
         try:
             _write(base / "cgroup.subtree_control", "+memory +pids")
         except OSError as exc:
             if exc.errno != errno.EBUSY:
                 raise
-            # v2 forbids controllers below a cgroup that holds processes: move ourselves
-            # into a leaf of our own (the usual move in a delegated cgroup), then retry.
+            # v2 allows controllers only below a cgroup without processes. In a cgroup
+            # delegated to us alone we move into a leaf of our own and retry; we never
+            # move other processes.
+            others = set(_pids(base / "cgroup.procs")) - {os.getpid()}
+            if others:
+                return None, (
+                    f"cgroup v2: {own} also holds other processes; run vibes in a "
+                    "delegated cgroup (e.g. systemd-run --scope -p Delegate=yes)"
+                )
             leaf = base / f"{_PREFIX}supervisor-{os.getpid()}"
             leaf.mkdir(exist_ok=True)
             _write(leaf / "cgroup.procs", str(os.getpid()))
-            _write(base / "cgroup.subtree_control", "+memory +pids")
+            try:
+                _write(base / "cgroup.subtree_control", "+memory +pids")
+            except OSError:
+                _write(base / "cgroup.procs", str(os.getpid()))  # back where we were
+                raise
+        parent = base / f"{_PREFIX}{os.getpid()}"
         parent.mkdir(exist_ok=True)
         _write(parent / "cgroup.subtree_control", "+memory +pids")
-        return cls(2, [parent])
+        return cls(2, [parent]), ""
 
     @classmethod
     def _detect_v1(cls) -> CgroupManager | None:

@@ -99,6 +99,7 @@ class Job:
     cgroup: JobCgroup | None = None
     stats: CgroupStats | None = None  # read after the command ended
     disk_full: bool = False
+    closed: bool = False  # killed by close(): shutdown or Ctrl-C, not the job's doing
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -152,6 +153,7 @@ class LocalRunner(TaskRunner):
         with self._lock:
             jobs = list(self._live.values())
         for job in jobs:
+            job.closed = True
             self.kill(job)
 
     # -- files ------------------------------------------------------------------------
@@ -219,6 +221,8 @@ class LocalRunner(TaskRunner):
         return raw
 
     def classify(self, job: Job, raw: spawn.RawExit) -> Termination:
+        if job.closed:
+            return Termination.KILLED
         if raw.output_limited:
             return Termination.OUTPUT_LIMIT
         sig = raw.signal

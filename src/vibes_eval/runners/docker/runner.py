@@ -112,10 +112,15 @@ class DockerRunner(LocalRunner):
             )
         self._boxes: dict[str, _Box] = {}
         self._boxes_lock = threading.Lock()
+        self._closing = False
         self.remove_leftovers()
 
     @classmethod
     def check_available(cls) -> str | None:
+        host = os.environ.get("DOCKER_HOST", "")
+        if host and not host.startswith("unix://"):
+            # Work dirs and toolchains are bind-mounted from this machine's paths.
+            return f"needs a Docker daemon on this machine (DOCKER_HOST={host})"
         try:
             connect().close()
         except RunnerUnavailable as exc:
@@ -241,6 +246,7 @@ class DockerRunner(LocalRunner):
         super().cleanup(session)
 
     def close(self) -> None:
+        self._closing = True  # commands cut short now end as KILLED
         with self._boxes_lock:
             boxes = list(self._boxes.values())
             self._boxes.clear()
@@ -373,6 +379,7 @@ class DockerRunner(LocalRunner):
             pids_max_hits=trailer["pids_max"] if trailer else 0,
         )
         job.disk_full = self.quotas.exceeded(session.host_dir, limits.disk_mb)
+        job.closed = self._closing
         termination = self.classify(job, raw)
         return ExecutionResult(
             exit_code=raw.exit_code,

@@ -3,11 +3,11 @@
     .venv/bin/python bench/sandbox_overhead.py [--runs N] [--runners landlock,bwrap,...]
         [--job]
 
-Each round times ``subprocess.run(["/bin/true"])`` and then ``runner.execute`` of
-``/bin/true`` in one live session of every runner, interleaved so that machine noise hits
-all of them alike; medians are reported as milliseconds and as a ratio to the plain
-subprocess. ``--job`` also times a whole HumanEval-style job (rustc --test of a small file,
-then the test binary) per runner.
+For each runner, pairs of ``subprocess.run(["/bin/true"])`` and ``runner.execute`` of
+``/bin/true`` in one live session are timed back to back, so machine noise hits both
+alike; medians are reported in milliseconds and as a ratio to the plain subprocess.
+``--job`` also times a whole HumanEval-style job (rustc --test of a small file, then the
+test binary) per runner.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from vibes_eval.core.types import Limits
 from vibes_eval.runners.select import resolve_runner
 
 DEFAULT_RUNNERS = ["process", "landlock", "bwrap", "firejail", "docker"]
-SLOW = {"firejail": 3, "docker": 10}  # run these once every N rounds: they take longer
+SLOW = {"firejail": 3, "docker": 10}  # fewer runs for these: each takes far longer
 PROGRAM = (
     "fn add(a: i32, b: i32) -> i32 { a + b }\n#[test]\nfn adds() { assert_eq!(add(2, 3), 5); }\n"
 )
@@ -80,24 +80,27 @@ def main() -> int:
         sessions[name] = runners[name].prepare(SessionSpec(label="bench"))
         runners[name].execute(sessions[name], ["/bin/true"], Limits())  # warm up
 
-    plain: list[float] = []
-    times: dict[str, list[float]] = {n: [] for n in runners}
-    for i in range(args.runs):
-        plain.append(_time(lambda: subprocess.run(["/bin/true"], check=True)))
-        for name, runner in runners.items():
-            if i % SLOW.get(name, 1):
-                continue
-            s = sessions[name]
-            times[name].append(_time(lambda r=runner, s=s: r.execute(s, ["/bin/true"], Limits())))
+    # Pairs: a plain subprocess, then the runner, so both see the same load. Runners go
+    # one after another with a pause between, so one runner's background clean-up (netns
+    # teardown, dockerd) does not land in another's numbers.
+    results: dict[str, tuple[float, float, int]] = {}
+    for name, runner in runners.items():
+        time.sleep(1.0)
+        s = sessions[name]
+        plain: list[float] = []
+        mine: list[float] = []
+        for _ in range(max(10, args.runs // SLOW.get(name, 1))):
+            plain.append(_time(lambda: subprocess.run(["/bin/true"], check=True)))
+            mine.append(_time(lambda r=runner, s=s: r.execute(s, ["/bin/true"], Limits())))
+        results[name] = (statistics.median(plain), statistics.median(mine), len(mine))
 
-    base = statistics.median(plain)
-    print(f"per exec of /bin/true, medians of up to {args.runs} runs, this machine, one process")
-    print(f"{'runner':<12}{'ms':>9}{'overhead ms':>14}{'ratio':>8}{'runs':>7}")
-    print(f"{'subprocess':<12}{base * 1e3:>9.2f}{0:>14.2f}{1:>8.1f}{len(plain):>7}")
-    for name, samples in times.items():
-        med = statistics.median(samples)
-        print(f"{name:<12}{med * 1e3:>9.2f}{(med - base) * 1e3:>14.2f}"
-              f"{med / base:>8.1f}{len(samples):>7}")  # fmt: skip
+    print("per exec of /bin/true: medians, each runner paired with a plain subprocess run")
+    print(
+        f"{'runner':<12}{'plain ms':>10}{'runner ms':>11}{'overhead ms':>13}{'ratio':>7}{'runs':>6}"
+    )
+    for name, (base, med, n) in results.items():
+        print(f"{name:<12}{base * 1e3:>10.2f}{med * 1e3:>11.2f}{(med - base) * 1e3:>13.2f}"
+              f"{med / base:>7.1f}{n:>6}")  # fmt: skip
 
     if args.job:
         rustc = shutil.which("rustc")

@@ -8,6 +8,7 @@ keeps everything already recorded.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,6 +31,21 @@ class Recorder(Protocol):
         """Make ``result`` durable. Called from worker threads."""
         ...
 
+    def record_then(self, result: SampleResult, then: Callable[[], None]) -> None:
+        """Make ``result`` durable, then call ``then`` (possibly from another thread).
+
+        Does not wait, so a burst of results from one worker can be committed together.
+        Raises an earlier record's error, if any; ``flush`` raises it too.
+        """
+        ...
+
+    def flush(self) -> None:
+        """Wait until every ``record_then`` is durable and its ``then`` has run.
+
+        Raises: the first error a pending record met.
+        """
+        ...
+
     def lookup(self, sample: Sample) -> SampleResult | None:
         """A cached verdict for an identical evaluation, or None."""
         ...
@@ -46,6 +62,13 @@ class MemoryRecorder:
     def record(self, result: SampleResult) -> None:
         with self._lock:
             self.results[result.key] = result
+
+    def record_then(self, result: SampleResult, then: Callable[[], None]) -> None:
+        self.record(result)
+        then()
+
+    def flush(self) -> None:
+        pass
 
     def lookup(self, sample: Sample) -> SampleResult | None:
         return None
@@ -108,11 +131,14 @@ def run_samples(
     def deliver(result: SampleResult) -> None:
         if stopping.is_set():
             return  # killed by Ctrl-C: not a verdict on the sample
-        recorder.record(result)
-        with lock:
-            results[result.key] = result
-        if on_result is not None:
-            on_result(result)
+
+        def count() -> None:  # only once the result is durable
+            with lock:
+                results[result.key] = result
+            if on_result is not None:
+                on_result(result)
+
+        recorder.record_then(result, count)
 
     # Cached verdicts and duplicates of one completion cost nothing.
     leaders: dict[tuple[str, str], Sample] = {}
@@ -173,6 +199,9 @@ def run_samples(
             fut.cancel()
         runner.close()  # kills every running command
         pool.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(Exception):  # what the recorder has stays; the first error wins
+            recorder.flush()
         raise
     pool.shutdown(wait=True)
+    recorder.flush()
     return {s.key: results[s.key] for s in samples if s.key in results}

@@ -1,0 +1,50 @@
+"""The recorder inside a real evaluation: a verdict counts (progress, results) only once
+its event is committed, bursts are group-committed, and a resume skips what is stored."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from tests.conftest import EXAMPLES
+from vibes_eval import evaluation
+from vibes_eval.core.types import SampleResult
+from vibes_eval.runners.select import resolve_runner
+from vibes_eval.store import session
+from vibes_eval.store.sql import SqlStore
+
+SAMPLES = EXAMPLES / "sanity" / "samples.jsonl"
+
+
+def test_a_verdict_counts_only_once_it_is_in_the_store(store: SqlStore, tmp_path: Path) -> None:
+    config = evaluation.make_config(
+        "humaneval-rust", problems=str(EXAMPLES / "sanity" / "problems.jsonl")
+    )
+    config = config.model_copy(update={"limits": config.limits.model_copy(update={"timeout_s": 2})})
+    prepared = evaluation.prepare("humaneval-rust", config, SAMPLES)
+    seen: list[tuple[str, int]] = []
+    missing: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def on_result(result: SampleResult) -> None:
+        # Read through another connection: committed, not merely queued.
+        stored = {(r.task_id, r.index) for r in store.samples("r")}
+        with lock:
+            seen.append(result.key)
+            if result.key not in stored:
+                missing.append(result.key)
+
+    with resolve_runner("process") as runner, session.start(
+        store, prepared, runner, run_id="r", samples_path=SAMPLES, output_path=None,
+        ks=[1], labels={}, workers=2, use_cache=False,
+    ) as recording:  # fmt: skip
+        outcome = evaluation.run(
+            prepared, runner, ks=[1], workers=2, recorder=recording.recorder,
+            on_result=on_result,
+        )  # fmt: skip
+        recording.finish(outcome)
+        assert recording.writer.commits < len(prepared.samples)
+    assert not missing
+    assert len(seen) == len(outcome.results) == 50
+    info = store.run("r")
+    assert (info.status, info.n_done) == ("completed", 50)

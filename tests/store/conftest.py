@@ -7,13 +7,15 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from vibes_eval.core.types import Reason
+from vibes_eval.store import schema
 from vibes_eval.store.events import (
     RunCompleted,
     RunInterrupted,
@@ -130,3 +132,13 @@ def fill_store(store: SqlStore) -> None:
     store.append([started("b", labels={"model": "n"}), verdict("b", "T/0", 0, True, cached=True)])
     store.append([RunInterrupted(run_id="b", n_done=1), RunResumed(run_id="b", pid=1)])
     store.append([verdict("b", "T/1", 0, False, reason=Reason.INFRA)])
+
+
+def snapshot(store: SqlStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every projection row, in key order."""
+    out = {}
+    with store.engine.connect() as conn:
+        for table in schema.PROJECTIONS:
+            keys = list(table.primary_key.columns)
+            out[table.name] = [tuple(r) for r in conn.execute(select(table).order_by(*keys))]
+    return out

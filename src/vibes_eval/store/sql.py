@@ -1,7 +1,7 @@
 """``EventStore`` on SQLAlchemy 2 Core: SQLite (WAL, the default) or PostgreSQL (psycopg 3).
 
 Opening never changes a file or database that is not a vibes-eval store: a SQLite file is
-checked read-only (header, tables) before anything writes to it.
+checked read-only (``sqlite_file``) before anything writes to it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,17 @@ import threading
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Integer,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from vibes_eval.core.types import SampleResult
@@ -24,6 +34,7 @@ from vibes_eval.store.base import (
     StoreConflict,
     StoredEvent,
     StoreError,
+    StoreMissing,
     StoreUnavailable,
     UnknownRun,
 )
@@ -36,15 +47,11 @@ from vibes_eval.store.events import (
     encode,
 )
 from vibes_eval.store.projections import apply
+from vibes_eval.store.sqlite_file import check_sqlite_file
 from vibes_eval.store.urls import StoreTarget
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 PAGE = 2000  # events read per query
 LOCK_ID = 0x76696265  # PostgreSQL advisory lock serializing appends ("vibe")
-
-
-class StoreMissing(StoreError):
-    """No store exists at the target yet (and opening was asked not to create one)."""
 
 
 def open_store(target: StoreTarget, *, create: bool = True) -> SqlStore:
@@ -65,7 +72,7 @@ class SqlStore(EventStore):
         self._contexts: dict[str, str] = {}
         self._append_lock = threading.Lock()
         if target.sqlite_path is not None:
-            self._check_sqlite_file(create)
+            check_sqlite_file(target.sqlite_path, create=create, is_default=target.is_default)
         self.engine = self._make_engine()
         self._write = self.engine.execution_options(vibes_write=True)
         try:
@@ -75,50 +82,6 @@ class SqlStore(EventStore):
             raise
 
     # -- opening ------------------------------------------------------------------------
-
-    def _check_sqlite_file(self, create: bool) -> None:
-        """Read-only look at an existing file: refuse anything that is not ours."""
-        path = self.target.sqlite_path
-        assert path is not None
-        if path.is_dir():
-            raise StoreUnavailable("--store is a directory; give a file path", path=path)
-        if not path.exists():
-            if not create:
-                raise StoreMissing(f"no store at {path} yet")
-            if self.target.is_default:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            elif not path.parent.is_dir():
-                raise StoreUnavailable("its directory does not exist", path=path)
-            return
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(len(SQLITE_HEADER))
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot read store: {exc.strerror}", path=path) from None
-        if not head:
-            return  # an empty file holds nothing to lose; SQLite treats it as a new database
-        if head != SQLITE_HEADER:
-            raise ForeignStore(
-                "not a vibes-eval store (not a SQLite database); left untouched", path=path
-            )
-        try:
-            ro = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
-            try:
-                names = {
-                    r[0] for r in ro.execute("select name from sqlite_master where type='table'")
-                }
-            finally:
-                ro.close()
-        except sqlite3.DatabaseError as exc:
-            raise ForeignStore(
-                f"corrupt or unreadable SQLite database ({exc}); left untouched", path=path
-            ) from None
-        foreign = sorted(n for n in names if not n.startswith(("vibes_", "sqlite_")))
-        if names and (schema.meta.name not in names or foreign):
-            shown = ", ".join(foreign[:5]) or ", ".join(sorted(names)[:5])
-            raise ForeignStore(
-                f"not a vibes-eval store (it has tables {shown}); left untouched", path=path
-            )
 
     def _make_engine(self) -> Engine:
         if self.target.sqlite_path is not None:
@@ -198,12 +161,11 @@ class SqlStore(EventStore):
             )
 
     def _error(self, exc: SQLAlchemyError, what: str) -> StoreError:
-        """A driver error as one line. Damage shows up as DatabaseError on SQLite."""
+        """A driver error as one line. SQLite reports damage (SQLITE_CORRUPT, SQLITE_NOTADB)
+        as a plain DatabaseError; its subclasses are other troubles."""
         orig = getattr(exc, "orig", None) or exc
         reason = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-        if isinstance(orig, sqlite3.DatabaseError) and not isinstance(
-            orig, sqlite3.OperationalError
-        ):
+        if type(orig) is sqlite3.DatabaseError:
             return ForeignStore(f"{self.url}: corrupt store ({reason}); left untouched")
         if isinstance(exc, DBAPIError) and exc.connection_invalidated:
             return StoreUnavailable(f"{self.url}: connection lost ({reason})")
@@ -406,7 +368,7 @@ class SqlStore(EventStore):
         out: dict[str, dict[str, tuple[int, int]]] = {r: {} for r in run_ids}
         if not run_ids:
             return out
-        passed = func.sum(t.c.passed.cast(schema.Integer))
+        passed = func.sum(t.c.passed.cast(Integer))
         query = (
             select(t.c.run_id, t.c.task_id, func.count(), passed)
             .where(t.c.run_id.in_(list(run_ids)))

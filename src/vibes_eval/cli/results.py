@@ -311,6 +311,7 @@ def resume_command(
     workers: opt.Workers = opt.DEFAULT_WORKERS,
     output: opt.Output = None,
     no_cache: opt.NoCache = False,
+    batch: opt.Batch = True,
     progress: opt.ShowProgress = True,
     store_hint: opt.StoreHint = True,
 ) -> None:
@@ -342,6 +343,7 @@ def resume_command(
             no_cache=no_cache,
             store_hint=store_hint,
             config=config,
+            batch=batch,
         ),
         compat=False,
     )

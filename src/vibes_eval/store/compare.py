@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vibes_eval.core.metrics import pass_at_k
+from vibes_eval.store.summary import task_order
 
 RESAMPLES = 10_000
 SEED = 0  # fixed: the same two runs always give the same interval
@@ -103,7 +104,7 @@ def compare(
     seed: int = SEED,
 ) -> Comparison:
     """Raises: ValueError when the runs have no task in common."""
-    common = sorted(a.keys() & b.keys())
+    common = sorted(a.keys() & b.keys(), key=task_order)
     if not common:
         raise ValueError("the runs have no task in common")
     notes: list[str] = []
@@ -130,8 +131,8 @@ def compare(
     rate_b = {t: b[t][1] / b[t][0] for t in common}
     improved = [Flip(t, rate_a[t], rate_b[t]) for t in common if rate_a[t] < SOLVED <= rate_b[t]]
     regressed = [Flip(t, rate_a[t], rate_b[t]) for t in common if rate_b[t] < SOLVED <= rate_a[t]]
-    only_a = sorted(a.keys() - b.keys())
-    only_b = sorted(b.keys() - a.keys())
+    only_a = sorted(a.keys() - b.keys(), key=task_order)
+    only_b = sorted(b.keys() - a.keys(), key=task_order)
     if only_a or only_b:
         notes.append(
             f"compared over the {len(common)} tasks both runs have "

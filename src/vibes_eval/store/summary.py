@@ -65,7 +65,7 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
     failures = metrics.reason_counts(r.reason for r in rows if not r.passed)
     tasks = [
         {"task_id": t, "samples": n, "passed": c, "pass@1": c / n}
-        for t, (n, c) in sorted(counts.items(), key=lambda kv: _task_order(kv[0]))
+        for t, (n, c) in sorted(counts.items(), key=lambda kv: task_order(kv[0]))
     ]
     slowest = sorted(rows, key=lambda r: r.compile_s + r.run_s, reverse=True)[:SLOWEST]
     return {
@@ -106,7 +106,7 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
     }
 
 
-def _task_order(task_id: str) -> tuple[str, int, str]:
+def task_order(task_id: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10."""
     head, _, tail = task_id.rpartition("/")
     return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from vibes_eval.runners.spawn import pid_alive
+
 _PREFIX = "vibes-eval-"
 _KILL_WAIT_S = 2.0  # how long dying processes may take to leave the cgroup
 
@@ -59,16 +61,6 @@ def _keyed(text: str, key: str) -> int:
 
 def _pids(procs_file: Path) -> list[int]:
     return [int(p) for p in _read(procs_file).split()]
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _kill_until_empty(procs_files: list[Path]) -> None:
@@ -316,7 +308,7 @@ def _sweep_dir(base: Path, keep: list[Path]) -> None:
             if not d.name.startswith(_PREFIX) or d in keep:
                 continue
             pid = d.name[len(_PREFIX) :].removeprefix("supervisor-")
-            if not pid.isdigit() or _pid_alive(int(pid)):
+            if not pid.isdigit() or pid_alive(int(pid)):
                 continue
             for job in d.iterdir():
                 if job.is_dir():

@@ -62,22 +62,12 @@ def sweep_stale_sessions(root: Path) -> None:
         if match is None or not entry.is_dir(follow_symlinks=False):
             continue
         pid = int(match.group(1))
-        if pid == os.getpid() or _pid_alive(pid):
+        if pid == os.getpid() or spawn.pid_alive(pid):
             continue
         path = Path(entry.path)
         with contextlib.suppress(OSError):
             quota.unmount(path)
         shutil.rmtree(path, onerror=_force_remove)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def _force_remove(func, path, _exc):  # type: ignore[no-untyped-def]

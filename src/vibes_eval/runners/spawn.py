@@ -48,6 +48,18 @@ class RawExit:
         return os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else None
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (ours or not). Used to tell leftovers of
+    a run that died from those of one still running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL the process group led by ``pid``; gone already is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

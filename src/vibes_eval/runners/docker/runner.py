@@ -69,16 +69,6 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
 class DockerRunner(LocalRunner):
     """Strong isolation: a container per session. ~0.5 s to start a session and ~0.1 s
     per command on top of the local runners; use batches of samples per session."""
@@ -134,7 +124,7 @@ class DockerRunner(LocalRunner):
         host = socket.gethostname()
         for c in self.client.containers.list(all=True, filters={"label": LABEL_OWNER}):
             owner_host, _, pid = c.labels.get(LABEL_OWNER, "").rpartition(":")
-            if owner_host == host and pid.isdigit() and not _pid_alive(int(pid)):
+            if owner_host == host and pid.isdigit() and not spawn.pid_alive(int(pid)):
                 with contextlib.suppress(Exception):  # gone already, removal in progress
                     c.remove(force=True)
 

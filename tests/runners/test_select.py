@@ -7,7 +7,8 @@ import pytest
 
 from vibes_eval.core.errors import RunnerUnavailable, UserError
 from vibes_eval.core.registry import AUTO_ORDER, RUNNERS, runner_class
-from vibes_eval.runners.select import resolve_runner
+from vibes_eval.runners import cgroups
+from vibes_eval.runners.select import _auto_order, resolve_runner
 
 
 def test_auto_order_is_strongest_first_and_never_unsandboxed() -> None:
@@ -18,7 +19,7 @@ def test_auto_order_is_strongest_first_and_never_unsandboxed() -> None:
 
 
 def test_auto_takes_the_first_available() -> None:
-    first = next(n for n in AUTO_ORDER if runner_class(n).check_available() is None)
+    first = next(n for n in _auto_order() if runner_class(n).check_available() is None)
     runner = resolve_runner("auto")
     try:
         assert runner.name == first
@@ -58,3 +59,9 @@ def test_capabilities_describe_this_machine() -> None:
     caps = runner.capabilities
     assert caps.isolation_level == "sandbox" and caps.blocks_network and caps.enforces_memory
     runner.close()
+
+
+def test_auto_prefers_bwrap_when_no_cgroup_can_be_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cgroups, "manager", lambda: (None, "not root"))
+    order = _auto_order()
+    assert order.index("bwrap") < order.index("landlock")

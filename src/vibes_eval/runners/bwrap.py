@@ -79,12 +79,13 @@ class BwrapRunner(ConfinedRunner):
         argv = [self.launcher, *self.outer_args(job), *PASS_ERRFD, "--", self.bwrap]
         argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         argv += ["--ro-bind", "/usr", "/usr", *_root_links()]
+        # Mounts apply in order: the fresh /tmp first, so binds below it stay visible.
+        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for path in _ETC:
             argv += ["--ro-bind-try", path, path]
         for path in job.session.spec.readonly_paths:
             argv += ["--ro-bind", str(path), str(path)]
         argv += ["--ro-bind", self.launcher, self.launcher]
-        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         argv += ["--bind", work, work, "--chdir", str(job.cwd)]
         # Inside: the seccomp filter (bwrap has no syscall policy of its own to offer).
         return [*argv, "--", self.launcher, "--seccomp", "--", *command]

@@ -90,6 +90,7 @@ class Job:
     stats: CgroupStats | None = None  # read after the command ended
     disk_full: bool = False
     closed: bool = False  # killed by close(): shutdown or Ctrl-C, not the job's doing
+    cgroup_less: bool = False  # memory limited by RLIMIT_AS, not a cgroup
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -226,10 +227,10 @@ class LocalRunner(TaskRunner):
                 return Termination.PIDS
             if sig == signal.SIGXFSZ or job.disk_full:
                 return Termination.DISK_LIMIT
-            if (
-                sig in (signal.SIGABRT, signal.SIGKILL)
-                or (raw.exit_code is not None and raw.exit_code >= 128)
-            ) and _ALLOC_FAILED.search(raw.stderr):
+            # Without a memory cgroup the limit is RLIMIT_AS: allocations fail and the
+            # job says so (Rust aborts, others exit with a message).
+            died = sig in (signal.SIGABRT, signal.SIGKILL) or (raw.exit_code or 0) >= 128
+            if (died or job.cgroup_less) and _ALLOC_FAILED.search(raw.stderr):
                 return Termination.MEMORY
         if raw.timed_out:
             return Termination.TIMED_OUT

@@ -139,11 +139,13 @@ class ConfinedRunner(LocalRunner):
             self.quotas.fit(job.session.host_dir, job.limits.disk_mb)
         except OSError as exc:
             raise RunnerError(f"cannot resize the work dir quota: {exc}") from exc
-        if self.cgroup_manager is not None:
-            try:
-                job.cgroup = self.cgroup_manager.create(job.limits.memory_mb, job.limits.pids)
-            except OSError as exc:
-                raise RunnerError(f"cannot create the job's cgroup: {exc}") from exc
+        if self.cgroup_manager is None:
+            job.cgroup_less = True
+            return
+        try:
+            job.cgroup = self.cgroup_manager.create(job.limits.memory_mb, job.limits.pids)
+        except OSError as exc:
+            raise RunnerError(f"cannot create the job's cgroup: {exc}") from exc
 
     def close_job(self, job: Job) -> None:
         super().close_job(job)

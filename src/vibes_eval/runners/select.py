@@ -5,12 +5,14 @@ from __future__ import annotations
 from vibes_eval.core.errors import RunnerUnavailable
 from vibes_eval.core.registry import AUTO_ORDER, runner_class
 from vibes_eval.core.runner import TaskRunner
+from vibes_eval.runners import cgroups
 
 
 def resolve_runner(name: str) -> TaskRunner:
     """The runner called ``name`` ("auto": the first of ``AUTO_ORDER`` that works here:
-    Landlock stack, Seatbelt on macOS, bubblewrap, firejail, Docker). ``auto`` never picks
-    ``process`` or ``none``: untrusted code runs unsandboxed only when asked by name.
+    Landlock stack, Seatbelt on macOS, bubblewrap, firejail, Docker; bubblewrap first where
+    no per-job cgroup can be made). ``auto`` never picks ``process`` or ``none``: untrusted
+    code runs unsandboxed only when asked by name.
 
     Raises:
         RunnerUnavailable: (one line: why) the runner cannot work here; for ``auto``,
@@ -19,13 +21,24 @@ def resolve_runner(name: str) -> TaskRunner:
     """
     if name == "auto":
         reasons = []
-        for candidate in AUTO_ORDER:
+        for candidate in _auto_order():
             try:
                 return _instantiate(candidate)
             except RunnerUnavailable as exc:
                 reasons.append(f"{candidate}: {exc.message.removeprefix(_prefix(candidate))}")
         raise RunnerUnavailable("no sandbox is available here (" + "; ".join(reasons) + ")")
     return _instantiate(name)
+
+
+def _auto_order() -> list[str]:
+    """``AUTO_ORDER``, except that without a per-job cgroup (not root, no delegated v2)
+    bubblewrap goes before Landlock: its pid namespace still kills a detached grandchild
+    and its network namespace still cuts the network, which Landlock alone cannot."""
+    order = list(AUTO_ORDER)
+    if "landlock" in order and "bwrap" in order and cgroups.manager()[0] is None:
+        order.remove("bwrap")
+        order.insert(order.index("landlock"), "bwrap")
+    return order
 
 
 def _prefix(name: str) -> str:

@@ -156,9 +156,10 @@ def test_hostile_neighbours_change_no_verdict(both_modes: tuple[dict, dict]) -> 
     batched, alone = both_modes
     assert batched.keys() == alone.keys()
     for case in batched:
-        assert (batched[case]["passed"], batched[case]["reason"]) == (
+        assert (batched[case]["passed"], batched[case]["reason"], batched[case]["result"]) == (
             alone[case]["passed"],
             alone[case]["reason"],
+            alone[case]["result"],
         ), case
     for case, row in batched.items():
         if case.startswith("correct_"):

@@ -61,6 +61,7 @@ _RUNTIME_RISKY = re.compile(
 )
 _MODULE_FILE = re.compile(r"(?:^|/)t_(\d+)\.rs$")
 _MODULE_TEST = re.compile(r"^t_(\d+)::")
+_MODULE_PREFIX = re.compile(r"\bt_\d+::")
 _FMT_ERROR_FILE = re.compile(r"^\s*--> (?:.*/)?t_(\d+)\.rs:\d+:\d+", re.M)
 
 OnResult = Callable[[SampleResult], None]
@@ -331,6 +332,8 @@ class BatchRunner:
                 continue
             log_part = {name: statuses[name] for name in names}
             verdict = harness.judge_log(names, self.bench.declared(m.task), log_part, panics)
+            if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
+                verdict.detail = f"process exited with code 0: {verdict.detail}"
             self.on_result(
                 self._result(
                     m,
@@ -397,7 +400,7 @@ class BatchRunner:
             index=m.sample.index,
             passed=passed,
             reason=reason,
-            detail=detail,
+            detail=_MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
             completion_hash=m.sample.completion_hash,
             compile_s=compile_s,
             run_s=run_s,

@@ -199,7 +199,7 @@ class DockerRunner(LocalRunner):
         try:
             box = self._start(session, Limits())
         except BaseException:
-            super().cleanup(session)
+            self.cleanup(session)  # the work dir and its quota mount
             raise
         with self._boxes_lock:
             self._boxes[session.id] = box

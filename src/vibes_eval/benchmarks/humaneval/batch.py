@@ -62,17 +62,19 @@ _RUNTIME_RISKY = re.compile(
 _MODULE_FILE = re.compile(r"(?:^|/)t_(\d+)\.rs$")
 _MODULE_TEST = re.compile(r"^t_(\d+)::")
 _MODULE_PREFIX = re.compile(r"\bt_\d+::")
-_FMT_ERROR_FILE = re.compile(r"^\s*--> (?:.*/)?t_(\d+)\.rs:\d+:\d+", re.M)
+_FMT_ERROR_FILE = re.compile(r"^\s*--> (?:.*/)?t_(\d+)\.rs:\d+:\d+")
 
 OnResult = Callable[[SampleResult], None]
 
 
-def compile_risky(code: str) -> bool:
-    return _COMPILE_RISKY.search(strip_comments_and_strings(code)) is not None
+def compile_risky(code: str, *, stripped: bool = False) -> bool:
+    code = code if stripped else strip_comments_and_strings(code)
+    return _COMPILE_RISKY.search(code) is not None
 
 
-def runtime_risky(code: str) -> bool:
-    return _RUNTIME_RISKY.search(strip_comments_and_strings(code)) is not None
+def runtime_risky(code: str, *, stripped: bool = False) -> bool:
+    code = code if stripped else strip_comments_and_strings(code)
+    return _RUNTIME_RISKY.search(code) is not None
 
 
 def plan(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
@@ -135,26 +137,8 @@ def compile_errors(stderr: str) -> tuple[dict[int, str], bool, bool]:
             orphan = True
         else:
             per_module.setdefault(i, text)
-            if not code and _looks_like_parse_error(message):
-                parse_stop = True
+            parse_stop = parse_stop or not code  # parse errors carry no error code
     return per_module, orphan, parse_stop
-
-
-def _looks_like_parse_error(message: str) -> bool:
-    return any(
-        key in message
-        for key in (
-            "unclosed delimiter",
-            "unexpected closing delimiter",
-            "expected one of",
-            "expected item",
-            "expected expression",
-            "mismatched closing delimiter",
-            "unterminated",
-            "unknown start of token",
-            "expected `",
-        )
-    )
 
 
 class BatchRunner:
@@ -176,10 +160,10 @@ class BatchRunner:
             code = self.bench.completion(task, sample)
             if self.bench.config.enforce_policy and self.bench.policy_violation(code):
                 alone.append(sample)  # reported as blocked without compiling
-            elif compile_risky(code):
+            elif compile_risky(bare := strip_comments_and_strings(code), stripped=True):
                 alone.append(sample)
             else:
-                members.append(Member(n, sample, task, code, runtime_risky(code)))
+                members.append(Member(n, sample, task, code, runtime_risky(bare, stripped=True)))
         if len(members) < 2:
             alone.extend(m.sample for m in members)
         else:
@@ -211,7 +195,6 @@ class BatchRunner:
 
     def _in_session(self, session: Session, members: list[Member]) -> list[Member]:
         active = {m.i: m for m in members}
-        alone: list[Member] = []
         compile_s = 0.0
         syntax_checked = False
         for _ in range(MAX_ROUNDS):
@@ -228,32 +211,24 @@ class BatchRunner:
             if comp.ok:
                 break
             if comp.termination is not Termination.EXITED:
-                return alone + self._split(list(active.values()))
+                return self._split(list(active.values()))
             errors, orphan, parse_stop = compile_errors(comp.stderr)
             if parse_stop and not syntax_checked:
+                # rustc stopped at the first unparsable file: find all of them at once
                 syntax_checked = True
-                for i in self._syntax_errors(session, active) | set(errors):
-                    alone.append(active.pop(i))  # a lone compile gives the exact verdict
+                errors = {**self._syntax_errors(session, active), **errors}
             elif orphan or not errors:
-                return alone + self._split(list(active.values()))
-            else:
-                for i, text in errors.items():
-                    member = active.pop(i)
-                    self.on_result(
-                        self._result(
-                            member,
-                            False,
-                            Reason.COMPILE_ERROR,
-                            text,
-                            compile_s=comp.wall_s / (len(active) + 1),
-                        )
-                    )
+                return self._split(list(active.values()))
+            share = comp.wall_s / len(active)
+            for i, text in errors.items():
+                self.on_result(
+                    self._result(active.pop(i), False, Reason.COMPILE_ERROR, text, compile_s=share)
+                )
             if len(active) < 2:
-                return alone + list(active.values())
+                return list(active.values())
         else:
-            return alone + list(active.values())
-        share = compile_s / max(1, len(active))
-        return alone + self._run_tests(session, list(active.values()), share)
+            return list(active.values())
+        return self._run_tests(session, list(active.values()), compile_s / max(1, len(active)))
 
     def _split(self, members: list[Member]) -> list[Member]:
         """A failure no sample can be blamed for: halve the batch until it is found."""
@@ -262,10 +237,14 @@ class BatchRunner:
         half = len(members) // 2
         return self.run_batch(members[:half]) + self.run_batch(members[half:])
 
-    def _syntax_errors(self, session: Session, active: dict[int, Member]) -> set[int]:
+    def _syntax_errors(self, session: Session, active: dict[int, Member]) -> dict[int, str]:
+        """Every module's first parse error, from one rustfmt run (the same toolchain's
+        parser as rustc's, so a file it cannot parse does not compile alone either)."""
         rustfmt = self.build.toolchain.bin_dir / "rustfmt"
         if not rustfmt.exists():
-            return set()
+            return {}
+        # An empty config here, so a rustfmt.toml in a parent folder cannot add checks.
+        self.runner.write_files(session, {"rustfmt.toml": ""})
         res = self.runner.execute(
             session,
             [
@@ -274,12 +253,22 @@ class BatchRunner:
                 "2021",
                 "--emit",
                 "stdout",
+                "--config-path",
+                "rustfmt.toml",
                 *(f"{m.module}.rs" for m in active.values()),
             ],
             self.bench.compile_limits(),
             env=self.build.env(),
         )
-        return {int(i) for i in _FMT_ERROR_FILE.findall(res.stderr)} & set(active)
+        found: dict[int, str] = {}
+        message = ""
+        for line in res.stderr.splitlines():
+            if line.startswith("error"):
+                message = line if line.startswith("error: ") else ""  # not error[internal]
+            elif message and (m := _FMT_ERROR_FILE.match(line)) and int(m.group(1)) in active:
+                found.setdefault(int(m.group(1)), message)
+                message = ""
+        return found
 
     # -- tests ------------------------------------------------------------------------
 

@@ -51,6 +51,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     def __init__(self, config: HumanEvalConfig) -> None:
         super().__init__(config)
         self._build: harness.RustBuild | None = None
+        self._declared: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     # -- inputs -----------------------------------------------------------------------
@@ -232,11 +233,16 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             stderr=output.run.stderr[: self.KEEP_OUTPUT],
         )
 
-    @staticmethod
-    def declared(task: RustProblem) -> list[str]:
-        if task.format == "multipl-e":
-            return ["multiple_e_tests"] if MULTIPLE_MAIN in task.program("") else []
-        return harness.declared_tests(task.test)
+    def declared(self, task: RustProblem) -> list[str]:
+        """The `#[test]` functions the task's test block defines (cached: asked per sample)."""
+        found = self._declared.get(task.task_id)
+        if found is None:
+            if task.format == "multipl-e":
+                found = ["multiple_e_tests"] if MULTIPLE_MAIN in task.program("") else []
+            else:
+                found = harness.declared_tests(task.test)
+            self._declared[task.task_id] = found
+        return found
 
     # -- reporting --------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -45,9 +46,13 @@ class RustProblem(Task):
     entry_point: str = ""
     stop_tokens: list[str] = Field(default_factory=list)
 
+    @functools.cached_property
+    def hardened_test(self) -> str:
+        return qualify_assertions(self.test)
+
     def program(self, completion: str) -> str:
         """The whole source file for a completion."""
-        test = qualify_assertions(self.test)
+        test = self.hardened_test
         if self.format == "humaneval-x":
             return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n" + test
         if self.format == "multipl-e":

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import re
 
-_RAW_START = re.compile(r'b?r(#*)"')
+# Where something other than plain code may start; everything between matches is copied.
+_INTERESTING = re.compile(r"//|/\*|b?r#*\"|b?\"|'")
+_BLOCK_EDGE = re.compile(r"/\*|\*/")
+_STRING_BODY = re.compile(r'(?:\\.|[^"\\])*', re.S)
+_CHAR = re.compile(r"'(?:\\(?:x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f_]{1,8}\}|.)|[^'\\\n])'")
 
 
 def _blank(text: str) -> str:
-    return "".join(c if c == "\n" else " " for c in text)
+    return "\n".join(" " * len(part) for part in text.split("\n"))
+
+
+def _ident(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def strip_comments_and_strings(src: str) -> str:
@@ -18,71 +26,51 @@ def strip_comments_and_strings(src: str) -> str:
     out: list[str] = []
     i, n = 0, len(src)
     while i < n:
-        c = src[i]
-        if src.startswith("//", i):
-            end = src.find("\n", i)
+        m = _INTERESTING.search(src, i)
+        if m is None:
+            out.append(src[i:])
+            break
+        start, tok = m.start(), m.group()
+        out.append(src[i:start])
+        if tok[0] in "br" and start > 0 and _ident(src[start - 1]):
+            out.append(src[start])  # `xr"` is the identifier xr, then a string
+            i = start + 1
+        elif tok == "//":
+            end = src.find("\n", start)
             end = n if end < 0 else end
-            out.append(_blank(src[i:end]))
+            out.append(_blank(src[start:end]))
             i = end
-        elif src.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:  # Rust block comments nest
-                if src.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif src.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append(_blank(src[i:j]))
-            i = j
-        elif (m := _RAW_START.match(src, i)) and (i == 0 or not _ident(src[i - 1])):
-            close = '"' + m.group(1)
-            end = src.find(close, m.end())
-            end = n if end < 0 else end + len(close)
-            out.append(
-                src[i : m.end()]
-                + _blank(src[m.end() : max(m.end(), end - len(close))])
-                + src[max(m.end(), end - len(close)) : end]
-            )
-            i = end
-        elif c == '"' or (
-            c == "b" and src.startswith('b"', i) and (i == 0 or not _ident(src[i - 1]))
-        ):
-            start = i + (2 if c == "b" else 1)
-            j = start
-            while j < n and src[j] != '"':
-                j += 2 if src[j] == "\\" else 1
-            out.append(src[i:start] + _blank(src[start:j]) + ('"' if j < n else ""))
-            i = j + 1
-        elif c == "'":
-            end = _char_literal_end(src, i)
-            if end is None:  # a lifetime or label: code
-                out.append(c)
-                i += 1
+        elif tok == "/*":
+            depth, j = 0, start
+            for edge in _BLOCK_EDGE.finditer(src, start):  # Rust block comments nest
+                depth += 1 if edge.group() == "/*" else -1
+                j = edge.end()
+                if depth == 0:
+                    break
             else:
-                out.append("'" + _blank(src[i + 1 : end - 1]) + "'")
-                i = end
+                j = n
+            out.append(_blank(src[start:j]))
+            i = j
+        elif tok.endswith('"') and "r" in tok:
+            close = '"' + "#" * tok.count("#")
+            end = src.find(close, m.end())
+            end = n if end < 0 else end
+            out.append(tok + _blank(src[m.end() : end]) + src[end : end + len(close)])
+            i = min(n, end + len(close))
+        elif tok.endswith('"'):
+            body = _STRING_BODY.match(src, m.end())
+            end = body.end() if body else m.end()
+            out.append(tok + _blank(src[m.end() : end]) + src[end : end + 1])
+            i = end + 1
         else:
-            out.append(c)
-            i += 1
+            lit = _CHAR.match(src, start)
+            if lit is None:  # a lifetime or label: code
+                out.append("'")
+                i = start + 1
+            else:
+                out.append("'" + _blank(src[start + 1 : lit.end() - 1]) + "'")
+                i = lit.end()
     return "".join(out)
-
-
-def _ident(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
-def _char_literal_end(src: str, i: int) -> int | None:
-    """End offset of a char literal starting at ``i``, or None for a lifetime."""
-    n = len(src)
-    if i + 1 < n and src[i + 1] == "\\":
-        j = i + 2
-        while j < n and src[j] != "'" and src[j] != "\n":
-            j += 1
-        return j + 1 if j < n and src[j] == "'" else None
-    if i + 2 < n and src[i + 2] == "'" and src[i + 1] != "'":
-        return i + 3
-    return None
 
 
 def matching_brace(code: str, open_at: int) -> int | None:

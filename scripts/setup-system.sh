@@ -53,8 +53,16 @@ start_dockerd() {
 }
 start_dockerd
 
-if ! command -v rustc >/dev/null 2>&1; then
-  echo "setup-system: rustc not found; install Rust (rustup or Debian's rustc)" >&2
+# Rust: the machine's rustup toolchain when there is one, else Debian's.
+if ! command -v rustc >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/rustc" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup-system: rustc not found; installing Debian's rustc, cargo and rustfmt"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends rustc cargo rustfmt >/dev/null
+  else
+    echo "setup-system: rustc not found; install Rust (rustup or Debian's rustc)" >&2
+  fi
 fi
 
 # PostgreSQL for the result store's tests: Debian's server, a running cluster, and a test

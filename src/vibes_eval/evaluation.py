@@ -89,9 +89,8 @@ def run(
         )
     except KeyboardInterrupt:
         outcome.interrupted = True
-        outcome.results = {
-            s.key: r for s in prepared.samples if (r := recorder.done().get(s.key)) is not None
-        }
+        done = recorder.done()  # one copy, not one per sample
+        outcome.results = {s.key: r for s in prepared.samples if (r := done.get(s.key)) is not None}
     outcome.elapsed_s = time.monotonic() - start
     attempted = {s.task_id for s in prepared.samples}
     if len(attempted) < len(prepared.tasks):

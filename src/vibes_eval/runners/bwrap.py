@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import ClassVar
 
 from vibes_eval.core.runner import Capabilities, IsolationLevel
 from vibes_eval.runners.local import Job
-from vibes_eval.runners.sandbox import PASS_ERRFD, ConfinedRunner
+from vibes_eval.runners.sandbox import PASS_ERRFD, ConfinedRunner, trial_run
 
 # Files of /etc the loader and the C toolchain need; /etc/alternatives holds the cc symlink.
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
@@ -61,18 +60,7 @@ class BwrapRunner(ConfinedRunner):
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             return "bwrap is not installed (apt-get install bubblewrap)"
-        try:
-            proc = subprocess.run(
-                [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"bwrap does not run: {exc}"
-        if proc.returncode != 0:
-            return f"bwrap cannot create namespaces here: {proc.stderr.strip()[:200]}"
-        return None
+        return trial_run([bwrap, "--unshare-all", "--ro-bind", "/", "/", "--", "true"], "bwrap", 10)
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         work = str(job.session.path)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import ClassVar
 
 from vibes_eval.core.runner import Capabilities, IsolationLevel
 from vibes_eval.runners.local import Job
-from vibes_eval.runners.sandbox import PASS_ERRFD, PASSED_ERRFD, ConfinedRunner
+from vibes_eval.runners.sandbox import PASS_ERRFD, PASSED_ERRFD, ConfinedRunner, trial_run
 
 
 class FirejailRunner(ConfinedRunner):
@@ -45,18 +44,9 @@ class FirejailRunner(ConfinedRunner):
             return "firejail is not installed (apt-get install firejail)"
         if os.geteuid() != 0 and not os.stat(firejail).st_mode & 0o4000:
             return "firejail needs root or its setuid bit"
-        try:
-            proc = subprocess.run(
-                [firejail, "--quiet", "--noprofile", "--net=none", "--", "true"],
-                capture_output=True,
-                text=True,
-                timeout=20,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"firejail does not run: {exc}"
-        if proc.returncode != 0:
-            return f"firejail cannot sandbox here: {proc.stderr.strip()[:200]}"
-        return None
+        return trial_run(
+            [firejail, "--quiet", "--noprofile", "--net=none", "--", "true"], "firejail", 20
+        )
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         argv = [self.launcher, *self.outer_args(job), *PASS_ERRFD, "--", self.firejail]

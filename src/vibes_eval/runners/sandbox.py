@@ -64,6 +64,17 @@ def probe(launcher: str) -> dict[str, int]:
     return {k: int(v) for k, v in (item.split("=") for item in out.split())}
 
 
+def trial_run(argv: Sequence[str], what: str, timeout: float) -> str | None:
+    """Why a sandbox tool cannot confine ``true`` here, or None when it can."""
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{what} does not run: {exc}"
+    if proc.returncode != 0:
+        return f"{what} cannot sandbox here: {proc.stderr.strip()[:200]}"
+    return None
+
+
 def _user_tasks() -> int:
     uid = os.getuid()
     count = 0

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
-from vibes_eval.benchmarks.humaneval import batch
+from vibes_eval.benchmarks.humaneval import batch, harness
+from vibes_eval.benchmarks.humaneval.risk import TaskFacts
+from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
 from vibes_eval.core.types import Sample
 
 SANITY = EXAMPLES / "sanity" / "problems.jsonl"
@@ -23,7 +25,8 @@ def samples(n: int) -> list[Sample]:
         (1, 2, [1]),
         (5, 2, [3, 2]),
         (50, 2, [25, 25]),
-        (492, 2, [82] * 6),
+        (492, 2, [246] * 2),
+        (600, 2, [150] * 4),  # never 3 units for 2 workers: one would idle at the end
         (180, 4, [45] * 4),
     ],
 )
@@ -55,7 +58,7 @@ def test_compile_errors_attributed_through_macro_expansions() -> None:
             "level": "error",
             "message": "mismatched types",
             "code": {"code": "E0308"},
-            "spans": [{"file_name": "t_3.rs"}],
+            "spans": [{"file_name": "t_3.rs", "line_start": 9, "column_start": 5}],
             "children": [],
         },
         {
@@ -65,25 +68,52 @@ def test_compile_errors_attributed_through_macro_expansions() -> None:
             "spans": [
                 {
                     "file_name": "/rustc/abc/library/core/src/macros/mod.rs",
-                    "expansion": {"span": {"file_name": "t_7.rs"}},
+                    "line_start": 40,
+                    "column_start": 1,
+                    "expansion": {
+                        "span": {"file_name": "c_7.rs", "line_start": 12, "column_start": 9}
+                    },
                 }
             ],
             "children": [],
         },
+        {
+            "level": "error",
+            "message": "expected one of `,` or `)`",
+            "spans": [{"file_name": "t_3.rs", "line_start": 4, "column_start": 2}],
+        },
         {"level": "warning", "message": "unused", "spans": [{"file_name": "t_9.rs"}]},
-        {"level": "error", "message": "aborting due to 2 previous errors", "spans": []},
+        {"level": "error", "message": "aborting due to 3 previous errors", "spans": []},
     ]
-    errors, orphan, parse_stop = batch.compile_errors("\n".join(map(json.dumps, lines)))
-    assert errors == {3: "error[E0308]: mismatched types", 7: "error[E0425]: cannot find value"}
-    assert not orphan and not parse_stop
+    failed = batch.compile_errors("\n".join(map(json.dumps, lines)))
+    first = {i: harness.first_error(ds) for i, ds in failed.per_module.items()}
+    # the first error in the file, not the first rustc printed
+    assert {i: d.text for i, d in first.items()} == {
+        3: "error: expected one of `,` or `)`",
+        7: "error[E0425]: cannot find value",
+    }
+    assert (first[7].line, first[7].column) == (12, 9)
+    assert not failed.orphan and failed.parse_stop
     link = json.dumps({"level": "error", "message": "linking with `cc` failed", "spans": []})
-    assert batch.compile_errors(link)[1] is True
+    assert batch.compile_errors(link).orphan is True
 
 
 CORRECT = {
     i: c for i, c in enumerate(json.loads(line)["canonical_solution"] for line in SANITY.open())
 }
 HOSTILE = {
+    # replaces the batch binary (in the work dir it can write) with a script that writes
+    # an `ok` log for whoever runs next: the next sample that runs alone must not pass
+    "tamper": r"""    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file("batch");
+    let _ = std::fs::write("batch", r#"#!/bin/sh
+printf 'ok %stests::test_add\n' "$1" > "$4"
+"#);
+    let _ = std::fs::set_permissions("batch", std::fs::Permissions::from_mode(0o755));
+    a + b
+}
+""",
+    "wrong_after_tamper": '    let _ = std::env::var("HOME");\n    a - b\n}\n',
     "exit0": "    std::process::exit(0)\n}\n",
     "abort": "    std::process::abort()\n}\n",
     "loop": "    loop { std::hint::black_box(a); }\n}\n",
@@ -101,9 +131,28 @@ HOSTILE = {
     "no_mangle_2": '    a + b\n}\n#[no_mangle]\npub extern "C" fn vibes_same_symbol() -> i32 { 2 }\n',
     "feature": "    #![feature(never_type)]\n    a + b\n}\n",
     "unclosed": "    a + (b\n}\n",
+    # rustc recovers from this syntax error and reports a type error before it
+    "label": "    'a\n}\n",
+    "unterminated_string": '    "abc\n}\n',
+    # an error without the tests, none with them: the doc comment documents `mod tests`
+    "trailing_doc": "    a + b\n}\n/// documents whatever comes next\n",
+    # compiles without the tests, not with them
+    "second_tests_mod": "    a + b\n}\nmod tests {}\n",
     "type_error": '    a + "b"\n}\n',
 }
-DESTRUCTIVE = {"exit0", "abort", "loop", "stack_overflow", "fake_ok", "unclosed", "type_error"}
+DESTRUCTIVE = {
+    "label",
+    "unterminated_string",
+    "second_tests_mod",
+    "wrong_after_tamper",
+    "exit0",
+    "abort",
+    "loop",
+    "stack_overflow",
+    "fake_ok",
+    "unclosed",
+    "type_error",
+}
 
 
 def run_mode(tmp: Path, mode: str) -> dict[str, dict]:
@@ -168,6 +217,7 @@ def test_hostile_neighbours_change_no_verdict(both_modes: tuple[dict, dict]) -> 
             assert not row["passed"], row
     # wrongly rejected in a shared crate, right alone: they must pass
     for case in (
+        "trailing_doc",
         "crate_path",
         "macro_export_1",
         "macro_export_2",
@@ -221,3 +271,42 @@ def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
     # the 40 canonical solutions, plus the panicking sample of Rust/32: its tests are
     # commented out in the dataset, so it passes by compiling (see README)
     assert sum(p for p, _ in verdicts["batch"]) == 40 + 1
+
+
+FACTS = TaskFacts.of(
+    "#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn test_add() {\n"
+    "        let f = |x| x;\n        assert_eq!(add(f(2), 3), 5);\n    }\n}\n",
+    "fn main(){}\nfn add(a: i32, b: i32) -> i32 {\n",
+)
+
+
+@pytest.mark.parametrize(
+    "completion,checkable",
+    [
+        ("    a + b\n}\n", True),
+        ("    a + b // done\n}\n", True),
+        ("    helper(a, b)\n}\nfn helper(a: i32, b: i32) -> i32 { a + b }\n", True),
+        ("    tests::x()\n}\n", False),  # names the test module
+        ("    a + b\n}\n/// doc\n", False),  # does not end an item
+        ("    a + b\n}\n#[derive(Debug)]\n", False),
+        ('    "a + b\n}\n', False),
+        ("    a + b\n", False),
+    ],
+)
+def test_head_checkable(completion: str, checkable: bool) -> None:
+    assert FACTS.calls == {"add"}  # `f` is a local, `assert_eq` a macro, `cfg` an attribute
+    bare = strip_comments_and_strings(completion)
+    assert FACTS.head_checkable(completion, bare) is checkable
+
+
+@pytest.mark.parametrize(
+    "test_block",
+    [
+        "use std::collections::HashMap;\n#[cfg(test)]\nmod tests { }\n",  # imports at the root
+        "#[cfg(test)]\nmod tests { }\nimpl Default for Foo { }\n",
+        "macro_rules! m { () => {} }\n",
+    ],
+)
+def test_test_blocks_that_export_are_never_left_out(test_block: str) -> None:
+    facts = TaskFacts.of(test_block, "fn f() {\n")
+    assert not facts.head_checkable("    1\n}\n", "    1\n}\n")

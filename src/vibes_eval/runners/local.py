@@ -152,13 +152,26 @@ class LocalRunner(TaskRunner):
     def write_files(self, session: Session, files: Mapping[str, str | bytes]) -> None:
         assert session.host_dir is not None
         for rel, content in files.items():
+            data = content.encode() if isinstance(content, str) else content
+            if "/" not in rel and rel not in ("", ".", ".."):
+                # A plain name in the work dir: O_NOFOLLOW refuses a symlink the job may
+                # have planted there, without safe_join's path resolution (batches write
+                # hundreds of files).
+                try:
+                    fd = os.open(
+                        session.host_dir / rel,
+                        os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        0o644,
+                    )
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+                    continue
+                except OSError as exc:
+                    raise RunnerError(f"cannot write {rel} into the work dir: {exc}") from exc
             path = safe_join(session.host_dir, rel)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                if isinstance(content, str):
-                    path.write_text(content)
-                else:
-                    path.write_bytes(content)
+                path.write_bytes(data)
             except OSError as exc:
                 raise RunnerError(f"cannot write {rel} into the work dir: {exc}") from exc
 

@@ -1,15 +1,29 @@
 """Batched evaluation: many samples compiled as modules of one crate, one test binary.
 
-A batch is one work dir holding each sample's whole program as `t_<i>.rs` (the same text a
-lone compile would see) and a crate root `#[path = "t_<i>.rs"] mod t_<i>;` per sample.
+Each sample's whole program (the same text a lone compile sees) is written as `t_<i>.rs`
+and the program without its test block as `c_<i>.rs`. A unit of work runs in three steps:
+
+1. check: one `--emit=metadata` compile of every sample's `c_<i>.rs` (about a quarter of
+   the cost of compiling with the tests) finds the samples whose own code does not
+   compile. Skipped when the run has seen so few compile errors that it would not pay.
+2. build: the rest are compiled with their tests (`t_<i>.rs`) into one test binary; a
+   sample whose test block then fails to compile is dropped and the rest built again.
+3. run: the tests, in one shared process or, for samples that could disturb it, alone.
 
 Verdicts must equal one-at-a-time evaluation. How each way batching could change one is
 handled (docs/batching.md has the full list):
 
-- compile: errors are attributed to samples by the file names in rustc's JSON spans; those
-  samples fail, the rest compile again. An error no sample can be blamed for splits the
-  batch in two. A parse error stops rustc at the first broken file, so one `rustfmt` pass
-  then finds every syntax error at once; those samples are re-checked alone.
+- compile: errors are attributed to samples by the file names in rustc's JSON spans, and
+  a sample's reported error is the one that comes first in its file (rustc's output order
+  is per crate). The test block comes last, so an error in the sample's own code comes
+  before any in its tests: the check reports the same error a lone compile would. An
+  error no sample can be blamed for splits the batch in two. A parse error stops rustc at
+  the first broken file, so one `rustfmt` pass over the whole programs then finds every
+  syntax error at once.
+- the check sees the code without the tests, so it is used only where the tests cannot
+  change whether that code compiles: the test block defines nothing but test functions,
+  the code does not name anything the tests define, and it defines every function the
+  tests call. Other samples are checked as whole programs.
 - constructs that mean something else inside a module (`crate::`, `super::`, `#![...]`,
   `#[macro_export]`, `#[no_mangle]`, `file!()`, `module_path!()`, `type_name`) never enter a
   batch: such samples are evaluated alone.
@@ -22,16 +36,22 @@ handled (docs/batching.md has the full list):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import secrets
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vibes_eval.benchmarks.humaneval import harness
+from vibes_eval.benchmarks.humaneval.risk import (
+    TaskFacts,
+    compile_risky,
+    runtime_risky,
+)
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
@@ -39,51 +59,63 @@ if TYPE_CHECKING:
     from vibes_eval.benchmarks.humaneval.benchmark import HumanEvalRust
     from vibes_eval.benchmarks.humaneval.formats import RustProblem
 
-TARGET_SIZE = 90  # ~90 modules per crate kept both cores busy on 2 workers (docs/rust-eval)
+__all__ = ["BatchRunner", "BatchStats", "compile_risky", "plan", "runtime_risky"]
+
+TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the survivors
+BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
+# block that fails to compile costs a rebuild of them all
 MIN_SPLIT = 4  # below this, a batch that fails mysteriously is evaluated sample by sample
 MAX_ROUNDS = 6
+CHECK_WORTH = 0.3  # a check compile costs ~0.3 of a failing build: worth it when a build
+# fails with at least this probability
 
-_COMPILE_RISKY = re.compile(
-    r"\bcrate\s*::|\bsuper\s*::|#\s*!\s*\[|"
-    r"#\s*\[\s*(macro_export|no_mangle|export_name|path|link|link_section|link_name|used)\b|"
-    r"\bmod\s+\w+\s*;|\b(module_path|file|include|include_str|include_bytes)\s*!|"
-    r"\btype_name(_of_val)?\b|\bLocation\b|\bextern\b"
-)
-# Anything that can reach process-wide state. Statics, leaks and panics are not here: statics
-# are per module, and a leak or abort ends the shared process, whose unfinished samples are
-# then run alone anyway.
-_RUNTIME_RISKY = re.compile(
-    r"\b(env|process|thread|fs|net|os|io|panic|alloc|ptr|intrinsics|arch)\s*::|"
-    r"\buse\s+std\s*::\s*\{[^}]*\b(env|process|thread|fs|net|os|io|panic|alloc|ptr)\b|"
-    r"\b(exit|abort|set_hook|take_hook|unsafe|extern|asm|global_asm|libc|stdout|stderr|stdin|"
-    r"Command|File|OpenOptions|TcpStream|TcpListener|UdpSocket|UnixStream|set_current_dir|"
-    r"set_var|remove_var|spawn|scope)\b"
-)
-_MODULE_FILE = re.compile(r"(?:^|/)t_(\d+)\.rs$")
+_MODULE_FILE = re.compile(r"(?:^|/)[tc]_(\d+)\.rs$")
 _MODULE_TEST = re.compile(r"^t_(\d+)::")
 _MODULE_PREFIX = re.compile(r"\bt_\d+::")
-_FMT_ERROR_FILE = re.compile(r"^\s*--> (?:.*/)?t_(\d+)\.rs:\d+:\d+")
 
 OnResult = Callable[[SampleResult], None]
 
 
-def compile_risky(code: str, *, stripped: bool = False) -> bool:
-    code = code if stripped else strip_comments_and_strings(code)
-    return _COMPILE_RISKY.search(code) is not None
-
-
-def runtime_risky(code: str, *, stripped: bool = False) -> bool:
-    code = code if stripped else strip_comments_and_strings(code)
-    return _RUNTIME_RISKY.search(code) is not None
-
-
 def plan(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
-    """Even batches of at most ~TARGET_SIZE, at least one per worker."""
+    """Even units of at most ~TARGET_SIZE, as many as a multiple of the workers (so none
+    idles at the end while another works through a last unit)."""
     if not samples:
         return []
-    n_batches = max(min(workers, len(samples)), math.ceil(len(samples) / TARGET_SIZE))
-    size = math.ceil(len(samples) / n_batches)
+    workers = max(1, min(workers, len(samples)))
+    n_units = workers * math.ceil(len(samples) / (workers * TARGET_SIZE))
+    size = math.ceil(len(samples) / n_units)
     return [list(samples[i : i + size]) for i in range(0, len(samples), size)]
+
+
+@dataclass
+class BatchStats:
+    """What the run has seen so far, shared by its workers."""
+
+    seen: int = 0
+    compile_errors: int = 0
+    fragile_tasks: set[str] = field(default_factory=set)  # test blocks that failed to build
+    facts: dict[str, TaskFacts] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def want_check(self, n: int) -> bool:
+        """Whether a check compile pays for itself: a build of ``n`` samples fails (and
+        must be redone) with probability ``q``; the check costs ~CHECK_WORTH of that."""
+        with self.lock:
+            rate = (self.compile_errors + 1) / (self.seen + 2)
+        return 1 - (1 - rate) ** n > CHECK_WORTH
+
+    def count(self, seen: int, compile_errors: int) -> None:
+        with self.lock:
+            self.seen += seen
+            self.compile_errors += compile_errors
+
+    def facts_of(self, task: RustProblem) -> TaskFacts:
+        found = self.facts.get(task.task_id)
+        if found is None:
+            found = TaskFacts.of(task.test_block, task.program_head(""))
+            with self.lock:
+                self.facts[task.task_id] = found
+        return found
 
 
 @dataclass
@@ -95,50 +127,40 @@ class Member:
     task: RustProblem
     code: str  # the completion after --extract
     isolated_run: bool  # run in its own process
+    head_check: bool  # the check compiles its code without the test block
 
     @property
     def module(self) -> str:
         return f"t_{self.i}"
 
-
-def module_of(diag: dict) -> int | None:  # type: ignore[type-arg]
-    """The sample a rustc JSON diagnostic is about, following macro expansions."""
-    for span in diag.get("spans", []):
-        while span is not None:
-            m = _MODULE_FILE.search(span.get("file_name", ""))
-            if m:
-                return int(m.group(1))
-            span = (span.get("expansion") or {}).get("span")
-    for child in diag.get("children", []):
-        found = module_of(child)
-        if found is not None:
-            return found
-    return None
+    @property
+    def check_file(self) -> str:
+        return f"c_{self.i}.rs" if self.head_check else f"t_{self.i}.rs"
 
 
-def compile_errors(stderr: str) -> tuple[dict[int, str], bool, bool]:
-    """(first error per module, an error no module explains, a parse error stopped rustc)."""
-    per_module: dict[int, str] = {}
-    orphan = parse_stop = False
-    for line in stderr.splitlines():
-        try:
-            diag = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(diag, dict) or not str(diag.get("level", "")).startswith("error"):
-            continue
-        message = diag.get("message", "")
-        if message.startswith("aborting due to"):
-            continue
-        code = (diag.get("code") or {}).get("code")
-        text = f"error[{code}]: {message}" if code else f"error: {message}"
-        i = module_of(diag)
-        if i is None:
+@dataclass
+class Failed:
+    """A compile that failed: the errors of each module, and whether any is unexplained."""
+
+    per_module: dict[int, list[harness.Diagnostic]]
+    orphan: bool
+
+    @property
+    def parse_stop(self) -> bool:
+        return any(d.parse for ds in self.per_module.values() for d in ds)
+
+
+def compile_errors(stderr: str) -> Failed:
+    errors, _ = harness.compiler_errors(stderr, lambda name: bool(_MODULE_FILE.search(name)))
+    per_module: dict[int, list[harness.Diagnostic]] = {}
+    orphan = False
+    for diag in errors:
+        m = _MODULE_FILE.search(diag.file or "")
+        if m is None:
             orphan = True
         else:
-            per_module.setdefault(i, text)
-            parse_stop = parse_stop or not code  # parse errors carry no error code
-    return per_module, orphan, parse_stop
+            per_module.setdefault(int(m.group(1)), []).append(diag)
+    return Failed(per_module, orphan)
 
 
 class BatchRunner:
@@ -149,6 +171,8 @@ class BatchRunner:
         self.runner = runner
         self.on_result = on_result
         self.build = bench.build
+        self.stats = bench.batch_stats
+        self.errors_reported = 0
 
     # -- entry ------------------------------------------------------------------------
 
@@ -163,11 +187,16 @@ class BatchRunner:
             elif compile_risky(bare := strip_comments_and_strings(code), stripped=True):
                 alone.append(sample)
             else:
-                members.append(Member(n, sample, task, code, runtime_risky(bare, stripped=True)))
+                head_check = task.task_id not in self.stats.fragile_tasks and (
+                    self.stats.facts_of(task).head_checkable(code, bare)
+                )
+                isolated = runtime_risky(bare, stripped=True)
+                members.append(Member(n, sample, task, code, isolated, head_check))
         if len(members) < 2:
             alone.extend(m.sample for m in members)
         else:
             alone.extend(m.sample for m in self.run_batch(members))
+            self.stats.count(len(members), self.errors_reported)
         for sample in alone:
             self.solo(tasks[sample.task_id], sample)
 
@@ -176,11 +205,14 @@ class BatchRunner:
             self.bench.evaluate(task, sample, self.bench.run_task(task, sample, self.runner))
         )
 
-    # -- one crate --------------------------------------------------------------------
-
     def run_batch(self, members: list[Member]) -> list[Member]:
-        """Evaluate ``members`` as one crate; returns those that must be evaluated alone."""
-        files: dict[str, str | bytes] = {f"{m.module}.rs": m.task.program(m.code) for m in members}
+        """Evaluate ``members`` in one work dir; returns those that must be evaluated alone."""
+        files: dict[str, str | bytes] = {}
+        for m in members:
+            head = m.task.program_head(m.code)
+            files[f"{m.module}.rs"] = head + m.task.test_block
+            if m.head_check:
+                files[f"c_{m.i}.rs"] = head
         session = self.runner.prepare(
             SessionSpec(
                 label=f"batch-{members[0].sample.task_id}",
@@ -189,86 +221,123 @@ class BatchRunner:
             )
         )
         try:
-            return self._in_session(session, members)
+            alone: list[Member] = []
+            if self.stats.want_check(len(members)):
+                members, alone = self._check(session, members)
+            for k in range(0, len(members), BUILD_SIZE):
+                alone += self._build(session, members[k : k + BUILD_SIZE])
+            return alone
         finally:
             self.runner.cleanup(session)
 
-    def _in_session(self, session: Session, members: list[Member]) -> list[Member]:
+    # -- compiling ----------------------------------------------------------------------
+
+    def _compile(
+        self, session: Session, modules: dict[int, str], output: str, *extra: str
+    ) -> ExecutionResult:
+        """One rustc run over a crate root listing ``modules`` ({i: file of `t_<i>`})."""
+        root = "".join(f'#[path = "{f}"]\nmod t_{i};\n' for i, f in sorted(modules.items()))
+        self.runner.write_files(session, {"root.rs": root})
+        return self.runner.execute(
+            session,
+            self.build.compile_argv("root.rs", output, *extra, "--error-format=json"),
+            self.bench.compile_limits(),
+            env=self.build.env(),
+        )
+
+    def _check(self, session: Session, members: list[Member]) -> tuple[list[Member], list[Member]]:
+        """Report the members whose own code does not compile; returns (the rest, those to
+        evaluate alone). Metadata only: no code generation, no linking."""
+        active = {m.i: m for m in members}
+        alone: list[Member] = []
+        syntax_checked = False
+        for _ in range(MAX_ROUNDS):
+            modules = {i: m.check_file for i, m in active.items()}
+            comp = self._compile(session, modules, "check.rmeta", "--emit=metadata")
+            if comp.ok or comp.termination is not Termination.EXITED:
+                break  # a check that cannot finish leaves the work to the builds
+            failed = compile_errors(comp.stderr)
+            if failed.orphan or not failed.per_module:
+                break
+            errors = {i: ds for i, ds in failed.per_module.items() if i in active}
+            if failed.parse_stop and not syntax_checked:
+                syntax_checked = True
+                for i, text in self._syntax_errors(session, active).items():
+                    self._fail(active.pop(i), text)
+            for i, diags in errors.items():
+                if i not in active:
+                    continue
+                if active[i].head_check and any(d.parse for d in diags):
+                    # the whole file parses (rustfmt said so) though its head does not: a
+                    # literal or comment left open that the test block closes
+                    alone.append(active.pop(i))
+                    continue
+                self._fail(active.pop(i), harness.first_error(diags).text, diags)
+            if not failed.parse_stop or len(active) < 2:
+                # rustc reports every module's errors in one go, parse errors apart; and
+                # what a check misses, the build (the whole programs) still finds
+                break
+        return list(active.values()), alone
+
+    def _build(self, session: Session, members: list[Member]) -> list[Member]:
+        """Compile ``members`` with their tests into one binary and run them; returns those
+        that must be evaluated alone."""
         active = {m.i: m for m in members}
         compile_s = 0.0
         syntax_checked = False
         for _ in range(MAX_ROUNDS):
-            self.runner.write_files(session, {"root.rs": _root(active)})
-            comp = self.runner.execute(
-                session,
-                self.build.compile_argv(
-                    "root.rs", "batch", "--error-format=json", "-C", "codegen-units=1"
-                ),
-                self.bench.compile_limits(),
-                env=self.build.env(),
-            )
-            compile_s += comp.wall_s
-            if comp.ok:
-                break
-            if comp.termination is not Termination.EXITED:
-                return self._split(list(active.values()))
-            errors, orphan, parse_stop = compile_errors(comp.stderr)
-            if parse_stop and not syntax_checked:
-                # rustc stopped at the first unparsable file: find all of them at once
-                syntax_checked = True
-                errors = {**self._syntax_errors(session, active), **errors}
-            elif orphan or not errors:
-                return self._split(list(active.values()))
-            share = comp.wall_s / len(active)
-            for i, text in errors.items():
-                self.on_result(
-                    self._result(active.pop(i), False, Reason.COMPILE_ERROR, text, compile_s=share)
-                )
             if len(active) < 2:
                 return list(active.values())
-        else:
-            return list(active.values())
-        return self._run_tests(session, list(active.values()), compile_s / max(1, len(active)))
+            modules = {i: f"{m.module}.rs" for i, m in active.items()}
+            comp = self._compile(session, modules, "batch", "-C", "codegen-units=1")
+            compile_s += comp.wall_s
+            if comp.ok:
+                return self._run_tests(
+                    session, list(active.values()), compile_s / max(1, len(active))
+                )
+            if comp.termination is not Termination.EXITED:
+                return self._split(session, list(active.values()))
+            failed = compile_errors(comp.stderr)
+            errors = {i: ds for i, ds in failed.per_module.items() if i in active}
+            if failed.parse_stop and not syntax_checked:
+                # rustc stopped at the first unparsable file: find all of them at once
+                syntax_checked = True
+                for i, text in self._syntax_errors(session, active).items():
+                    self._fail(active.pop(i), text)
+            elif failed.orphan or not errors:
+                return self._split(session, list(active.values()))
+            for i, diags in errors.items():
+                if i in active:
+                    m = active.pop(i)
+                    if m.head_check:  # its code checked clean: the test block failed
+                        with self.stats.lock:
+                            self.stats.fragile_tasks.add(m.task.task_id)
+                    self._fail(m, harness.first_error(diags).text, diags)
+        return list(active.values())
 
-    def _split(self, members: list[Member]) -> list[Member]:
+    def _split(self, session: Session, members: list[Member]) -> list[Member]:
         """A failure no sample can be blamed for: halve the batch until it is found."""
         if len(members) < MIN_SPLIT:
             return members
         half = len(members) // 2
-        return self.run_batch(members[:half]) + self.run_batch(members[half:])
+        return self._build(session, members[:half]) + self._build(session, members[half:])
 
     def _syntax_errors(self, session: Session, active: dict[int, Member]) -> dict[int, str]:
-        """Every module's first parse error, from one rustfmt run (the same toolchain's
-        parser as rustc's, so a file it cannot parse does not compile alone either)."""
-        rustfmt = self.build.toolchain.bin_dir / "rustfmt"
-        if not rustfmt.exists():
+        """Every module's first syntax error in its whole program, from one rustfmt run."""
+        argv = self.build.rustfmt_argv([f"{m.module}.rs" for m in active.values()])
+        if argv is None:
             return {}
-        # An empty config here, so a rustfmt.toml in a parent folder cannot add checks.
         self.runner.write_files(session, {"rustfmt.toml": ""})
-        res = self.runner.execute(
-            session,
-            [
-                str(rustfmt),
-                "--edition",
-                "2021",
-                "--emit",
-                "stdout",
-                "--config-path",
-                "rustfmt.toml",
-                *(f"{m.module}.rs" for m in active.values()),
-            ],
-            self.bench.compile_limits(),
-            env=self.build.env(),
-        )
-        found: dict[int, str] = {}
-        message = ""
-        for line in res.stderr.splitlines():
-            if line.startswith("error"):
-                message = line if line.startswith("error: ") else ""  # not error[internal]
-            elif message and (m := _FMT_ERROR_FILE.match(line)) and int(m.group(1)) in active:
-                found.setdefault(int(m.group(1)), message)
-                message = ""
-        return found
+        res = self.runner.execute(session, argv, self.bench.compile_limits(), env=self.build.env())
+        found = harness.syntax_errors(res.stderr)
+        return {i: found[f"{m.module}.rs"] for i, m in active.items() if f"{m.module}.rs" in found}
+
+    def _fail(self, m: Member, text: str, diags: list[harness.Diagnostic] | None = None) -> None:
+        """Report a compile error; its rustc messages as a lone compile would name them."""
+        self.errors_reported += 1
+        stderr = "".join(d.rendered for d in diags or [])
+        stderr = re.sub(rf"\b[tc]_{m.i}\.rs\b", "main.rs", stderr)
+        self.on_result(self._result(m, False, Reason.COMPILE_ERROR, text, stderr=stderr))
 
     # -- tests ------------------------------------------------------------------------
 
@@ -288,8 +357,10 @@ class BatchRunner:
         isolated = [m for m in members if m.isolated_run]
         if shared:
             isolated += self._shared_run(session, shared, isolated, tests, compile_s)
-        for m in isolated:
-            self._isolated_run(session, m, tests[m.i], compile_s)
+        if isolated:
+            binary = self.runner.read_file(session, "batch")
+            for m in isolated:
+                self._isolated_run(binary, m, tests[m.i], compile_s)
         return []
 
     def _shared_run(
@@ -336,20 +407,32 @@ class BatchRunner:
             )
         return unfinished
 
-    def _isolated_run(
-        self, session: Session, m: Member, names: list[str], compile_s: float
-    ) -> None:
-        """The member's tests alone in a fresh process: judged exactly like a lone binary."""
-        log = f".libtest-{secrets.token_hex(8)}.log"
-        run = self.runner.execute(
-            session,
-            ["./batch", f"{m.module}::", "--test-threads=1", "--logfile", log],
-            self.bench.config.limits,
-            env=harness.RUN_ENV,
+    def _isolated_run(self, binary: bytes, m: Member, names: list[str], compile_s: float) -> None:
+        """The member's tests alone, judged exactly like a lone binary: a fresh process in
+        a fresh work dir, as the sample before it may have written anything into its own
+        (replaced the binary, filled the disk, made the dir read-only)."""
+        session = self.runner.prepare(
+            SessionSpec(
+                label=f"alone-{m.sample.task_id}",
+                readonly_paths=self.build.readonly_paths(),
+                files={"batch": binary},
+            )
         )
-        verdict = harness.judge(
-            run, names, self.bench.declared(m.task), self._read_log(session, log)
-        )
+        try:
+            chmod = self.runner.execute(session, ["chmod", "+x", "batch"], self.bench.config.limits)
+            if not chmod.ok:
+                raise RunnerError(f"cannot make the batch binary executable: {chmod.stderr}")
+            log = f".libtest-{secrets.token_hex(8)}.log"
+            run = self.runner.execute(
+                session,
+                ["./batch", f"{m.module}::", "--test-threads=1", "--logfile", log],
+                self.bench.config.limits,
+                env=harness.RUN_ENV,
+            )
+            statuses = self._read_log(session, log)
+        finally:
+            self.runner.cleanup(session)
+        verdict = harness.judge(run, names, self.bench.declared(m.task), statuses)
         self.on_result(
             self._result(
                 m,
@@ -382,6 +465,7 @@ class BatchRunner:
         run_s: float = 0.0,
         run: ExecutionResult | None = None,
         tests: tuple[int, int] | None = None,
+        stderr: str = "",
     ) -> SampleResult:
         keep = self.bench.KEEP_OUTPUT
         return SampleResult(
@@ -396,9 +480,5 @@ class BatchRunner:
             tests_passed=tests[0] if tests else None,
             tests_expected=tests[1] if tests else None,
             stdout=run.stdout[:keep] if run else "",
-            stderr=run.stderr[:keep] if run else "",
+            stderr=run.stderr[:keep] if run else stderr[:keep],
         )
-
-
-def _root(active: dict[int, Member]) -> str:
-    return "".join(f'#[path = "t_{i}.rs"]\nmod t_{i};\n' for i in sorted(active))

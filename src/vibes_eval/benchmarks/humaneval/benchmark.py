@@ -16,7 +16,7 @@ from vibes_eval.benchmarks.humaneval.formats import MULTIPLE_MAIN, RustProblem, 
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig, OnResult
-from vibes_eval.core.runner import SessionSpec, TaskRunner
+from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
 
 
@@ -40,6 +40,7 @@ class RustRun:
     run: ExecutionResult | None = None
     log: dict[str, str] | None = None
     listing_failure: ExecutionResult | None = None
+    syntax_error: str | None = None  # the first, when the compile failed with any
 
 
 class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
@@ -52,6 +53,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         super().__init__(config)
         self._build: harness.RustBuild | None = None
         self._declared: dict[str, list[str]] = {}
+        self.batch_stats = batch.BatchStats()  # compile error rate and test facts, per run
         self._lock = threading.Lock()
 
     # -- inputs -----------------------------------------------------------------------
@@ -138,11 +140,12 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             out = RustRun()
             out.compile = runner.execute(
                 session,
-                build.compile_argv("main.rs", "main"),
+                build.compile_argv("main.rs", "main", "--error-format=json"),
                 self.compile_limits(),
                 env=build.env(),
             )
             if not out.compile.ok:
+                out.syntax_error = self._syntax_error(out.compile, session, runner)
                 return out
             limits = self.config.limits
             listing = runner.execute(
@@ -169,6 +172,21 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         finally:
             runner.cleanup(session)
 
+    def _syntax_error(
+        self, comp: ExecutionResult, session: Session, runner: TaskRunner
+    ) -> str | None:
+        """main.rs's first syntax error, asked of rustfmt as a batch does (rustc can recover
+        from one and report a type error before it), only when rustc saw one."""
+        if comp.termination is not Termination.EXITED:
+            return None
+        errors, _ = harness.compiler_errors(comp.stderr, lambda name: name == "main.rs")
+        argv = self.build.rustfmt_argv(["main.rs"])
+        if argv is None or not any(e.parse for e in errors):
+            return None
+        runner.write_files(session, {"rustfmt.toml": ""})
+        res = runner.execute(session, argv, self.compile_limits(), env=self.build.env())
+        return harness.syntax_errors(res.stderr).get("main.rs")
+
     def evaluate(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
         base = {
             "task_id": sample.task_id,
@@ -189,7 +207,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
                 else Reason.from_termination(comp.termination)
             )
             detail = (
-                harness.compile_error_detail(comp)
+                harness.compile_error_detail(comp, "main.rs", output.syntax_error)
                 if reason is Reason.COMPILE_ERROR
                 else (f"compiler {comp.termination.value}")
             )
@@ -199,7 +217,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
                 reason=reason,
                 detail=detail,
                 **timing,
-                stderr=comp.stderr[: self.KEEP_OUTPUT],
+                stderr=harness.rendered_stderr(comp.stderr)[: self.KEEP_OUTPUT],
             )
         if output.listing_failure is not None:
             lf = output.listing_failure

@@ -50,14 +50,22 @@ class RustProblem(Task):
     def hardened_test(self) -> str:
         return qualify_assertions(self.test)
 
+    @functools.cached_property
+    def test_block(self) -> str:
+        """The task's tests as they end the program (assertions qualified)."""
+        if self.format == "multipl-e":
+            return multiple_tests(self.hardened_test)
+        return self.hardened_test
+
+    def program_head(self, completion: str) -> str:
+        """The program up to its test block: `program` is this plus `test_block`."""
+        if self.format == "humaneval-x":
+            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n"
+        return self.prompt + completion + "\n"
+
     def program(self, completion: str) -> str:
         """The whole source file for a completion."""
-        test = self.hardened_test
-        if self.format == "humaneval-x":
-            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n" + test
-        if self.format == "multipl-e":
-            return self.prompt + completion + "\n" + multiple_tests(test)
-        return self.prompt + completion + "\n" + test
+        return self.program_head(completion) + self.test_block
 
     def header(self) -> str:
         """Everything before the completion: where the function signature lives."""

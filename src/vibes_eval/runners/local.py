@@ -265,12 +265,7 @@ class LocalRunner(TaskRunner):
         cwd: str | None = None,
         stdin: bytes | None = None,
     ) -> ExecutionResult:
-        if not command:
-            raise RunnerError("empty command")
-        workdir = safe_join(session.path, cwd) if cwd else session.path
-        full_env = self.base_env(session)
-        if env:
-            full_env.update(env)
+        workdir, full_env = self.command_setup(session, command, env, cwd)
         job = Job(session=session, limits=limits, cwd=workdir)
         self.open_job(job)
         try:
@@ -304,6 +299,24 @@ class LocalRunner(TaskRunner):
             cpu_s=raw.cpu_s,
             termination=self.classify(job, raw),
         )
+
+    def command_setup(
+        self,
+        session: Session,
+        command: Sequence[str],
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+    ) -> tuple[Path, dict[str, str]]:
+        """The work dir and environment ``execute`` runs ``command`` with.
+
+        Raises:
+            RunnerError: the command is empty.
+            ValueError: ``cwd`` leaves the work dir.
+        """
+        if not command:
+            raise RunnerError("empty command")
+        workdir = safe_join(session.path, cwd) if cwd else session.path
+        return workdir, {**self.base_env(session), **(env or {})}
 
     def _track(self, job: Job, pid: int) -> None:
         job.pid = pid

@@ -93,6 +93,13 @@ class ConfinedRunner(LocalRunner):
     tree), a tmpfs work dir with a size quota, rlimits through the launcher, and a note of
     what this machine cannot give (``capabilities.notes``). Subclasses build ``wrap``."""
 
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation_level=IsolationLevel.SANDBOX,
+        enforces_memory=True,
+        enforces_pids=True,
+        enforces_disk=True,
+        blocks_network=True,
+    )  # what the machine lacks is added per instance (``notes``)
     uses_launcher: ClassVar[bool] = True
     # bwrap and firejail report a job killed by signal N as exit code 128+N
     signal_in_exit_code: ClassVar[bool] = False
@@ -203,13 +210,6 @@ class LandlockRunner(ConfinedRunner):
     size quota (the last three as root)."""
 
     name: ClassVar[str] = "landlock"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        isolation_level=IsolationLevel.SANDBOX,
-        enforces_memory=True,
-        enforces_pids=True,
-        enforces_disk=True,
-        blocks_network=True,
-    )
 
     def __init__(self, root: Path | None = None) -> None:
         self.abi = 0

@@ -317,25 +317,11 @@ class BatchRunner:
         return True
 
     def _drop_syntax_errors(self, session: Session, active: dict[int, Member]) -> bool:
-        """Fail every module whose whole program has a syntax error; whether there was any.
-        rustfmt parses with rustc's parser and goes on past most files it cannot parse, but
-        not all: it runs again on the files after the last one it reported."""
+        """Fail every module whose whole program has a syntax error; whether there was any."""
         files = [f"{active[i].module}.rs" for i in sorted(active)]
-        self.runner.write_files(session, {"rustfmt.toml": ""})
-        found: dict[str, str] = {}
-        while files:
-            argv = self.build.rustfmt_argv(files)
-            if argv is None:
-                break
-            res = self.runner.execute(
-                session, argv, self.bench.compile_limits(), env=self.build.env()
-            )
-            found.update(harness.syntax_errors(res.stderr))
-            seen = set(harness.files_reported(res.stderr))  # coded errors (E0765...) too
-            reported = [n for n, f in enumerate(files) if f in seen]
-            if not reported or res.termination is not Termination.EXITED:
-                break
-            files = files[reported[-1] + 1 :]
+        found = harness.syntax_check(
+            self.runner, session, self.build, files, self.bench.compile_limits()
+        )
         dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
         for i in dropped:
             m = active.pop(i)

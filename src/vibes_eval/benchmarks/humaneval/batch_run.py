@@ -175,7 +175,7 @@ class BinaryRun:
                 round_limits,
                 env=harness.RUN_ENV,
             )
-            statuses = self._read_log(session, log)
+            statuses = harness.read_log(self.runner, session, log)
             panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
             per_test_s = run.wall_s / max(1, len(names))
             # libtest prints the failures' panic messages at the end: a process that did
@@ -245,7 +245,7 @@ class BinaryRun:
                 self.bench.config.limits,
                 env=harness.RUN_ENV,
             )
-            statuses = self._read_log(session, log)
+            statuses = harness.read_log(self.runner, session, log)
         finally:
             self.runner.cleanup(session)
         verdict = harness.judge(run, names, self.bench.declared(m.task), statuses)
@@ -262,11 +262,3 @@ class BinaryRun:
                 tests=(verdict.tests_passed, verdict.tests_expected),
             )
         )
-
-    def _read_log(self, session: Session, name: str) -> dict[str, str]:
-        try:
-            return harness.parse_log(
-                self.runner.read_file(session, name).decode("utf-8", "replace")
-            )
-        except (FileNotFoundError, ValueError):
-            return {}

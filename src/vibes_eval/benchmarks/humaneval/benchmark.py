@@ -167,12 +167,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
                 limits,
                 env=harness.RUN_ENV,
             )
-            try:
-                out.log = harness.parse_log(
-                    runner.read_file(session, logname).decode("utf-8", "replace")
-                )
-            except (FileNotFoundError, ValueError):
-                out.log = {}
+            out.log = harness.read_log(runner, session, logname)
             return out
         finally:
             runner.cleanup(session)
@@ -185,12 +180,10 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         if comp.termination is not Termination.EXITED:
             return None
         errors, _ = harness.compiler_errors(comp.stderr, lambda name: name == "main.rs")
-        argv = self.build.rustfmt_argv(["main.rs"])
-        if argv is None or not any(e.parse for e in errors):
+        if not any(e.parse for e in errors):
             return None
-        runner.write_files(session, {"rustfmt.toml": ""})
-        res = runner.execute(session, argv, self.compile_limits(), env=self.build.env())
-        return harness.syntax_errors(res.stderr).get("main.rs")
+        limits = self.compile_limits()
+        return harness.syntax_check(runner, session, self.build, ["main.rs"], limits).get("main.rs")
 
     def evaluate(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
         base = {

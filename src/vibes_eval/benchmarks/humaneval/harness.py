@@ -17,7 +17,8 @@ from pathlib import Path
 from vibes_eval.benchmarks.humaneval.crates import CrateSet
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
 from vibes_eval.benchmarks.humaneval.toolchain import RustToolchain
-from vibes_eval.core.types import ExecutionResult, Reason, Termination
+from vibes_eval.core.runner import Session, TaskRunner
+from vibes_eval.core.types import ExecutionResult, Limits, Reason, Termination
 
 _TEST_FN = re.compile(
     r"#\s*\[\s*test\s*\](?:\s*#\s*\[[^\]]*\])*\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"
@@ -64,8 +65,9 @@ class RustBuild:
 
     def rustfmt_argv(self, files: list[str]) -> list[str] | None:
         """A rustfmt run that only parses ``files`` (its errors are the syntax errors);
-        None when the toolchain has no rustfmt. Reads its config from `rustfmt.toml`:
-        write an empty one first, so no rustfmt.toml above the work dir adds checks."""
+        None when the toolchain has no rustfmt. Reads its config from `rustfmt.toml`
+        (``syntax_check`` writes an empty one, so no rustfmt.toml above the work dir adds
+        checks)."""
         rustfmt = self.toolchain.bin_dir / "rustfmt"
         if not rustfmt.exists():
             return None
@@ -84,6 +86,37 @@ class RustBuild:
 
 def listed_tests(listing: ExecutionResult) -> list[str]:
     return _LIST_LINE.findall(listing.stdout)
+
+
+def read_log(runner: TaskRunner, session: Session, name: str) -> dict[str, str]:
+    """A libtest log file in the work dir, parsed; empty when the run never wrote it."""
+    try:
+        return parse_log(runner.read_file(session, name).decode("utf-8", "replace"))
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def syntax_check(
+    runner: TaskRunner, session: Session, build: RustBuild, files: list[str], limits: Limits
+) -> dict[str, str]:
+    """{file: its first syntax error} for the ``files`` in the work dir that have any.
+    rustfmt parses with rustc's parser and goes on past most files it cannot parse, but
+    not all (an unterminated string stops it): it runs again on the files after the last
+    one it reported. Empty when the toolchain has no rustfmt."""
+    runner.write_files(session, {"rustfmt.toml": ""})
+    found: dict[str, str] = {}
+    while files:
+        argv = build.rustfmt_argv(files)
+        if argv is None:
+            break
+        res = runner.execute(session, argv, limits, env=build.env())
+        found.update(syntax_errors(res.stderr))
+        seen = set(files_reported(res.stderr))  # coded errors (E0765...) too
+        reported = [n for n, f in enumerate(files) if f in seen]
+        if not reported or res.termination is not Termination.EXITED:
+            break
+        files = files[reported[-1] + 1 :]
+    return found
 
 
 def parse_log(text: str) -> dict[str, str]:

@@ -21,7 +21,6 @@ died are removed when the next runner starts.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import socket
@@ -39,7 +38,7 @@ from vibes_eval.runners import quota, spawn
 from vibes_eval.runners.cgroups import CgroupStats
 from vibes_eval.runners.docker.client import connect
 from vibes_eval.runners.docker.image import ensure_image
-from vibes_eval.runners.local import Job, LocalRunner, safe_join
+from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
 
 BOX = "/usr/local/bin/vibes-box"
 LAUNCH = "/usr/local/bin/vibes-launch"  # launcher.c, built into the image
@@ -247,14 +246,10 @@ class DockerRunner(LocalRunner):
     # -- execution ----------------------------------------------------------------------
 
     def _box_argv(self, limits: Limits, command: Sequence[str]) -> list[str]:
-        cpu = limits.cpu_s or math.ceil(limits.timeout_s) + 1
         return [
             BOX, "run", "--cap", str(limits.output_bytes),
             "--timeout-ms", str(max(1, int(limits.timeout_s * 1000))),
-            "--rlimit", f"cpu={cpu}",
-            "--rlimit", f"fsize={limits.file_size_mb << 20}",
-            "--rlimit", f"nofile={limits.open_files}",
-            "--rlimit", "core=0",
+            *rlimit_args(limits, address_space=False),  # memory: the container's cgroup
             "--", LAUNCH, "--seccomp", "--", *command,
         ]  # fmt: skip
 
@@ -270,16 +265,12 @@ class DockerRunner(LocalRunner):
     ) -> ExecutionResult:
         import docker.errors
 
-        if not command:
-            raise RunnerError("empty command")
+        workdir, full_env = self.command_setup(session, command, env, cwd)
         with self._boxes_lock:
             box = self._boxes.get(session.id)
         if box is None:
             raise RunnerError(f"session {session.id} is not live")
         assert session.host_dir is not None
-        workdir = safe_join(session.path, cwd) if cwd else session.path
-        full_env = self.base_env(session)
-        full_env.update(env or {})
         with box.lock:  # one command at a time per container (vibes-box kills the rest)
             self._fit(box, limits)
             try:

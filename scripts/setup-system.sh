@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   gcc libc6-dev make            # the sandbox launcher, linking Rust test binaries
-  librust-rand-dev librust-regex-dev librust-md5-dev  # crate sources HumanEval-X needs
+  librust-rand-dev librust-regex+default-dev librust-md5-dev  # crates HumanEval-X uses, default features
   bubblewrap firejail           # --sandbox bwrap / firejail
   docker.io debootstrap         # --sandbox docker: the daemon, and the image's base built offline
 )

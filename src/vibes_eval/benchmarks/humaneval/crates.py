@@ -2,7 +2,9 @@
 toolchain and cached, then handed to every rustc call with ``--extern``.
 
 Sources: crates.io when it answers, else Debian's crate sources under
-/usr/share/cargo/registry (packages librust-rand-dev, librust-regex-dev, librust-md5-dev).
+/usr/share/cargo/registry. Debian splits a crate's default features into packages of their
+own: ``librust-regex-dev`` alone lacks aho-corasick and memchr, which
+``librust-regex+default-dev`` brings (``DEBIAN_PACKAGES``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +25,14 @@ from vibes_eval.paths import cache_dir
 
 CRATES = {"rand": "0.8", "regex": "1", "md5": "0.7"}
 DEBIAN_REGISTRY = Path("/usr/share/cargo/registry")
+# What scripts/setup-system.sh installs: each crate with its default features (rand's and
+# md5's come with the plain package; regex's are a package of their own).
+DEBIAN_PACKAGES = ("librust-rand-dev", "librust-regex+default-dev", "librust-md5-dev")
+_NO_PACKAGE = re.compile(
+    r"no matching package named `?'?([A-Za-z0-9_-]+)'?`? found(?:.*?required by package "
+    r"`?'?([A-Za-z0-9_-]+) v[^\s'`]*)?",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -46,10 +57,13 @@ def _crates_io_reachable() -> bool:
         return False
 
 
+_PROJECT = "vibes-crates"
+
+
 def _manifest() -> str:
     deps = "\n".join(f'{name} = "{ver}"' for name, ver in CRATES.items())
     return (
-        '[package]\nname = "vibes-crates"\nversion = "0.0.0"\nedition = "2021"\n\n'
+        f'[package]\nname = "{_PROJECT}"\nversion = "0.0.0"\nedition = "2021"\n\n'
         f'[lib]\npath = "lib.rs"\n\n[dependencies]\n{deps}\n\n'
         "[profile.release]\ndebug = false\n"
     )
@@ -111,7 +125,7 @@ def _build(toolchain: RustToolchain, root: Path) -> CrateSet:
     else:
         raise UserError(
             "crates.io is unreachable and Debian's crate sources are missing: "
-            "apt-get install librust-rand-dev librust-regex-dev librust-md5-dev"
+            f"apt-get install {' '.join(DEBIAN_PACKAGES)}"
         )
     env = {
         "PATH": f"{toolchain.bin_dir}:/usr/bin:/bin",
@@ -121,8 +135,10 @@ def _build(toolchain: RustToolchain, root: Path) -> CrateSet:
     }
     proc = subprocess.run(args, cwd=project, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise UserError(f"building the crates {', '.join(CRATES)} from {source} failed: {tail}")
+        raise UserError(
+            f"building the crates {', '.join(CRATES)} from {source} failed: "
+            + cargo_failure(proc.stderr)
+        )
     externs: dict[str, Path] = {}
     for line in proc.stdout.splitlines():
         msg = json.loads(line)
@@ -135,3 +151,27 @@ def _build(toolchain: RustToolchain, root: Path) -> CrateSet:
     if missing:
         raise UserError(f"building crates: no library produced for {', '.join(sorted(missing))}")
     return CrateSet(root=root, externs=externs, deps_dir=externs["rand"].parent, source=source)
+
+
+def debian_package(crate: str) -> str:
+    """Debian's source package of a crate with its default features."""
+    return f"librust-{crate.lower().replace('_', '-')}+default-dev"
+
+
+def cargo_failure(stderr: str) -> str:
+    """The reason in cargo's output, as one line: its `error:` line (cargo ends with a
+    reminder about --offline, not the error), naming the Debian package to install when a
+    crate is missing from the registry."""
+    missing = _NO_PACKAGE.search(stderr)
+    if missing:
+        crate, parent = missing.group(1), missing.group(2)
+        if parent and parent != _PROJECT:  # a crate whose default features are missing
+            return (
+                f"crate '{crate}', needed by {parent}, is not in {DEBIAN_REGISTRY}; "
+                f"apt-get install {debian_package(parent)}"
+            )
+        return f"crate '{crate}' is not in {DEBIAN_REGISTRY}; apt-get install {debian_package(crate)}"
+    for line in stderr.splitlines():
+        if line.startswith("error"):
+            return line.strip()
+    return (stderr.strip().splitlines() or ["(no output)"])[-1]

@@ -41,7 +41,7 @@ def test_a_missing_dependency_names_the_debian_package(
 
 def test_cargo_failure_reads_the_error_not_the_last_line() -> None:
     stderr = (
-        "error: failed to select a version for the requirement `md5 = \"^0.7\"`\n"
+        'error: failed to select a version for the requirement `md5 = "^0.7"`\n'
         "As a reminder, you're using offline mode (--offline) which can sometimes cause "
         "surprising resolution failures\n"
     )

@@ -170,7 +170,9 @@ def cargo_failure(stderr: str) -> str:
                 f"crate '{crate}', needed by {parent}, is not in {DEBIAN_REGISTRY}; "
                 f"apt-get install {debian_package(parent)}"
             )
-        return f"crate '{crate}' is not in {DEBIAN_REGISTRY}; apt-get install {debian_package(crate)}"
+        return (
+            f"crate '{crate}' is not in {DEBIAN_REGISTRY}; apt-get install {debian_package(crate)}"
+        )
     for line in stderr.splitlines():
         if line.startswith("error"):
             return line.strip()

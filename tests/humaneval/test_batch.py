@@ -8,10 +8,11 @@ import pytest
 
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
 from vibes_eval import evaluation
+from vibes_eval.api import make_config
 from vibes_eval.benchmarks.humaneval import batch, harness
 from vibes_eval.benchmarks.humaneval.risk import TaskFacts
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
-from vibes_eval.core.types import Sample
+from vibes_eval.core.types import Sample, result_text
 from vibes_eval.runners.select import resolve_runner
 
 SANITY = EXAMPLES / "sanity" / "problems.jsonl"
@@ -338,12 +339,11 @@ def test_without_a_check_compile_the_builds_give_the_same_verdicts(
     path = tmp_path / "s.jsonl"
     rows = hostile_rows()
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    config = evaluation.make_config(
-        "humaneval-rust", problems=str(SANITY), batch=True, enforce_policy=False
-    )
-    config = config.model_copy(
-        update={"limits": config.limits.model_copy(update={"timeout_s": 3.0})}
-    )
+    config = make_config(
+        "humaneval-rust",
+        {"problems": str(SANITY), "batch": True, "enforce_policy": False,
+         "limits": {"timeout_s": 3.0}},
+    )  # fmt: skip
     prepared = evaluation.prepare("humaneval-rust", config, path)
     stats = prepared.benchmark.batch_stats  # type: ignore[attr-defined]
     stats.count(100_000, 0)
@@ -354,7 +354,7 @@ def test_without_a_check_compile_the_builds_give_the_same_verdicts(
     assert len(outcome.ordered) == len(rows)
     for row, got in zip(rows, outcome.ordered, strict=True):
         want = alone[row["case"]]
-        assert (got.passed, got.reason.value, got.human_eval_result()) == (
+        assert (got.passed, got.reason, result_text(got)) == (
             want["passed"],
             want["reason"],
             want["result"],

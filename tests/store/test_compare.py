@@ -7,6 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from vibes_eval.core.benchmark import default_metrics
+from vibes_eval.core.metrics import Metric
+from vibes_eval.core.types import SampleResult
 from vibes_eval.store.compare import compare, mcnemar_exact, paired_bootstrap_ci
 
 
@@ -42,10 +45,19 @@ def test_paired_bootstrap_is_deterministic_and_brackets_the_difference() -> None
     assert paired_bootstrap_ci(a, a) == (0.0, 0.0)
 
 
+def rows(counts: dict[str, tuple[int, int]]) -> list[SampleResult]:
+    """n samples per task, the first c of them passing."""
+    return [
+        SampleResult(task_id=t, index=i, passed=i < c, reason="passed" if i < c else "failed")
+        for t, (n, c) in counts.items()
+        for i in range(n)
+    ]
+
+
 def test_compare_reports_flips_metrics_and_notes() -> None:
-    a = {"T/0": (2, 2), "T/1": (2, 0), "T/2": (2, 1), "T/3": (2, 2), "T/9": (2, 2)}
-    b = {"T/0": (2, 0), "T/1": (2, 2), "T/2": (2, 2), "T/3": (2, 2), "T/7": (2, 0)}
-    result = compare(a, b, [1, 2, 5])
+    a = rows({"T/0": (2, 2), "T/1": (2, 0), "T/2": (2, 1), "T/3": (2, 2), "T/9": (2, 2)})
+    b = rows({"T/0": (2, 0), "T/1": (2, 2), "T/2": (2, 2), "T/3": (2, 2), "T/7": (2, 0)})
+    result = compare(a, b, default_metrics([1, 2, 5]))
     assert result.tasks == 4 and result.only_a == ["T/9"] and result.only_b == ["T/7"]
     assert [m.metric for m in result.metrics] == ["pass@1", "pass@2"]
     p1 = result.metrics[0]
@@ -58,4 +70,25 @@ def test_compare_reports_flips_metrics_and_notes() -> None:
     assert result.mcnemar.p_value == 1.0
     assert any("pass@5 omitted" in n for n in result.notes)
     with pytest.raises(ValueError, match="no task in common"):
-        compare({"A": (1, 1)}, {"B": (1, 1)}, [1])
+        compare(rows({"A": (1, 1)}), rows({"B": (1, 1)}), default_metrics([1]))
+
+
+def test_compare_pairs_any_declared_metric_with_its_own_aggregate() -> None:
+    """A benchmark's own metric (a speed, geometric mean over valid tasks) is paired per
+    task like pass@k, and a task without a value on one side is left out of its CI."""
+    speed = Metric("speed", lambda rs: rs[0].measurements.get("speed"), aggregate="geomean")
+
+    def run(speeds: dict[str, float | None]) -> list[SampleResult]:
+        return [
+            SampleResult(task_id=t, index=0, passed=s is not None, reason="passed",
+                         measurements={} if s is None else {"speed": s})
+            for t, s in speeds.items()
+        ]  # fmt: skip
+
+    a = run({"K/0": 1.0, "K/1": 2.0, "K/2": 4.0, "K/3": None})
+    b = run({"K/0": 2.0, "K/1": 4.0, "K/2": 8.0, "K/3": 1.0})
+    result = compare(a, b, [speed], solved=lambda rs: rs[0].passed)
+    (diff,) = result.metrics
+    assert (diff.a, diff.b) == pytest.approx((2.0, 4.0))  # K/3 has no speed in A
+    assert diff.ci_low <= diff.diff <= diff.ci_high
+    assert [f.task_id for f in result.improved] == ["K/3"] and not result.regressed

@@ -42,12 +42,33 @@ def test_every_event_round_trips_through_json(event: object) -> None:
 
 def test_a_sample_result_survives_the_event() -> None:
     result = SampleResult(
-        task_id="T/1", index=2, passed=False, reason=Reason.TIMEOUT, detail="slow",
-        completion_hash="abc", tests_expected=3, tests_passed=1, compile_s=1.5, run_s=2.0,
-        cpu_s=3.25, stdout="out", stderr="err", cached=True,
+        task_id="T/1", index=2, passed=False, reason="anti_cheat", detail="slow",
+        completion_hash="abc", measurements={"tests_expected": 3, "speedup": 1.5, "wall_s": 2.0},
+        details={"sizes": [{"n": 1024, "ms": 0.5}]}, stdout="out", stderr="err", cached=True,
     )  # fmt: skip
     event = SampleEvaluated.from_result("r", result, problem_hash="p", line=7, record={"x": 1})
-    assert event.result() == result
+    assert decode(encode(event)).result == result  # type: ignore[union-attr]
+    assert (event.line, event.record, event.problem_hash) == (7, {"x": 1}, "p")
+
+
+def test_schema_1_verdicts_are_read_into_the_embedded_result() -> None:
+    """A store written before measurements existed spelled the result out in the event."""
+    v1 = {
+        "schema_version": 1, "run_id": "r", "at": "2026-01-01T00:00:00.000000Z",
+        "type": "sample_evaluated", "task_id": "T/1", "index": 2, "line": 7,
+        "problem_hash": "p", "completion_hash": "abc", "passed": False, "reason": "timeout",
+        "detail": "slow", "tests_expected": 3, "tests_passed": 1, "compile_s": 1.5,
+        "run_s": 2.0, "cpu_s": 3.25, "stdout": "out", "stderr": "err", "cached": True,
+        "record": {"x": 1},
+    }  # fmt: skip
+    event = decode(json.dumps(v1))
+    assert isinstance(event, SampleEvaluated) and event.schema_version == 1
+    assert event.result == SampleResult(
+        task_id="T/1", index=2, passed=False, reason=Reason.TIMEOUT, detail="slow",
+        completion_hash="abc", stdout="out", stderr="err", cached=True,
+        measurements={"tests_expected": 3, "tests_passed": 1, "compile_s": 1.5, "run_s": 2.0,
+                      "cpu_s": 3.25, "wall_s": 3.5},
+    )  # fmt: skip
     assert (event.line, event.record, event.problem_hash) == (7, {"x": 1}, "p")
 
 
@@ -56,7 +77,7 @@ def test_output_is_capped() -> None:
         task_id="T", index=0, passed=True, reason=Reason.PASSED, stdout="x" * (OUTPUT_CAP * 3)
     )
     event = SampleEvaluated.from_result("r", result, problem_hash="p")
-    assert len(event.stdout) == OUTPUT_CAP
+    assert len(event.result.stdout) == OUTPUT_CAP
 
 
 def test_a_newer_schema_version_is_refused_with_advice() -> None:

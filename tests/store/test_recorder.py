@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.conftest import EXAMPLES
 from vibes_eval import evaluation
+from vibes_eval.api import make_config
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.select import resolve_runner
 from vibes_eval.store import session
@@ -17,10 +18,10 @@ SAMPLES = EXAMPLES / "sanity" / "samples.jsonl"
 
 
 def test_a_verdict_counts_only_once_it_is_in_the_store(store: SqlStore, tmp_path: Path) -> None:
-    config = evaluation.make_config(
-        "humaneval-rust", problems=str(EXAMPLES / "sanity" / "problems.jsonl")
+    config = make_config(
+        "humaneval-rust",
+        {"problems": str(EXAMPLES / "sanity" / "problems.jsonl"), "limits": {"timeout_s": 2}},
     )
-    config = config.model_copy(update={"limits": config.limits.model_copy(update={"timeout_s": 2})})
     prepared = evaluation.prepare("humaneval-rust", config, SAMPLES)
     seen: list[tuple[str, int]] = []
     missing: list[tuple[str, int]] = []

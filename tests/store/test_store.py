@@ -47,7 +47,7 @@ def test_the_cache_holds_fresh_verdicts_only(store: SqlStore) -> None:
     keys = {(t, i): cache_key(ctx, "h-" + t, f"c-{t}-{i}") for t in ("T/0", "T/1") for i in (0, 1)}
     found = store.cache_lookup(keys.values())
     assert set(found) == set(keys.values())  # b's cached hit and infra error added nothing
-    assert found[keys[("T/1", 0)]].reason is Reason.COMPILE_ERROR
+    assert found[keys[("T/1", 0)]].reason == Reason.COMPILE_ERROR
     assert found[keys[("T/1", 0)]].detail == "E0308"
     # Other limits are another context: no hit.
     other = context_hash(started("c", config={"limits": {"timeout_s": 9.0}}))

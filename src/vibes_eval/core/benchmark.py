@@ -8,14 +8,24 @@ on a runner thread with ``run_unit``, and stores every ``SampleResult`` as it ar
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from vibes_eval.core import metrics as m
+from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
-from vibes_eval.core.types import Limits, Reason, Sample, SampleResult, Task
+from vibes_eval.core.types import (
+    CORE_REASONS,
+    Limits,
+    Reason,
+    Sample,
+    SampleResult,
+    Task,
+    result_text,
+)
 
 
 class BenchmarkConfig(BaseModel):
@@ -47,6 +57,9 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     name: ClassVar[str]
     suite: ClassVar[str]  # family, e.g. "humaneval", "swebench", "kernels"
     config_model: ClassVar[type[BenchmarkConfig]] = BenchmarkConfig
+    # Reasons of this benchmark's own, beyond ``types.Reason``: name -> what it means.
+    reasons: ClassVar[Mapping[str, str]] = {}
+    headline: ClassVar[str] = "pass@1"  # the metric a list of runs shows
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -62,12 +75,17 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
         """
 
     @abc.abstractmethod
-    def load_samples(self, path: Path, tasks: dict[str, TaskT]) -> list[Sample]:
-        """The samples of a user's file, each matched to a task.
+    def load_samples(self, source: SampleSource, tasks: dict[str, TaskT]) -> list[Sample]:
+        """The samples of a user's file (or records handed over by the Python API), each
+        matched to a task.
 
         Raises:
             UserError: malformed line, missing field, unknown task id, empty file.
         """
+
+    def problems_path(self) -> Path | None:
+        """The file the tasks were read from, when there is one: its hash identifies a run."""
+        return None
 
     # -- running ----------------------------------------------------------------------
 
@@ -103,7 +121,23 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
             task = tasks[sample.task_id]
             on_result(self.evaluate(task, sample, self.run_task(task, sample, runner)))
 
-    # -- reporting --------------------------------------------------------------------
+    # -- metrics and reporting ------------------------------------------------------------
+
+    def metrics(self, ks: Sequence[int]) -> list[m.Metric]:
+        """The metrics this benchmark reports, each a value per task aggregated over tasks
+        (``compare`` pairs them per task). ``ks``: the run's ``--k``. Default: pass@k."""
+        return default_metrics(ks)
+
+    def solved(self, results: Sequence[m.Scored]) -> bool:
+        """Whether one task counts as solved, for McNemar's test in ``compare``."""
+        return default_solved(results)
+
+    def known_reasons(self) -> dict[str, str]:
+        return {**CORE_REASONS, **self.reasons}
+
+    def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
+        """One line of the results file: the input record plus the verdict."""
+        return default_export_row(record, result)
 
     def environment(self) -> dict[str, str]:
         """Toolchain versions and other facts that make verdicts reproducible."""
@@ -128,3 +162,24 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
 def task_ids(samples: Iterable[Sample]) -> list[str]:
     """Task ids in first-seen order."""
     return list(dict.fromkeys(s.task_id for s in samples))
+
+
+# The defaults, also used for runs of a benchmark this installation does not have.
+
+
+def default_metrics(ks: Sequence[int]) -> list[m.Metric]:
+    return [m.pass_at_k_metric(k) for k in ks]
+
+
+def default_solved(results: Sequence[m.Scored]) -> bool:
+    return m.pass_rate(results) >= 0.5
+
+
+def default_export_row(record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
+    row = dict(record)
+    row.update(result=result_text(result), passed=result.passed, reason=result.reason)
+    if result.measurements:
+        row["measurements"] = result.measurements
+    if result.details:
+        row["details"] = result.details
+    return row

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from vibes_eval.core.errors import UserError
+
+# Where samples come from: a file, or records a caller hands over (the Python API).
+SampleSource = str | Path | Iterable[Mapping[str, Any]]
 
 
 def _open_text(path: Path):  # type: ignore[no-untyped-def]
@@ -46,6 +49,28 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield lineno, obj
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         raise UserError(f"cannot read: {exc}", path=path) from None
+
+
+def source_path(source: SampleSource) -> Path | None:
+    """The file behind a sample source, if it is one."""
+    return Path(source) if isinstance(source, str | Path) else None
+
+
+def read_records(source: SampleSource) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, record) from a JSONL file, or (position, record) from an iterable of
+    mappings, numbered from 1 either way so errors can name them.
+
+    Raises:
+        UserError: as ``read_jsonl``; an item of the iterable that is not a mapping.
+    """
+    path = source_path(source)
+    if path is not None:
+        yield from read_jsonl(path)
+        return
+    for n, obj in enumerate(source, start=1):  # type: ignore[arg-type]
+        if not isinstance(obj, Mapping):
+            raise UserError(f"sample {n}: expected a dict, got {type(obj).__name__}")
+        yield n, dict(obj)
 
 
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:

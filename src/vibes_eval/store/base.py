@@ -78,9 +78,8 @@ class SampleRow:
     passed: bool
     reason: str
     detail: str
-    compile_s: float
-    run_s: float
-    cpu_s: float
+    wall_s: float
+    measurements: dict[str, float]
     cached: bool
     seq: int
 

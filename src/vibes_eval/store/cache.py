@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from vibes_eval.core.types import Reason, sha256
+from vibes_eval.core.types import sha256
 from vibes_eval.store.events import RunStarted, SampleEvaluated, verdict_config
 
 
@@ -29,4 +29,4 @@ def cache_key(context: str, problem_hash: str, completion_hash: str) -> str:
 def cacheable(event: SampleEvaluated) -> bool:
     """Fresh verdicts only: a reused one is already in the cache, and an infrastructure
     error says nothing about the sample."""
-    return not event.cached and event.reason is not Reason.INFRA
+    return not event.result.cached and not event.result.infra

@@ -1,30 +1,28 @@
-"""Compare two runs task by task.
+"""Compare two runs task by task, over whatever metrics their benchmark declares.
 
-* Each metric (pass@k) is a mean over tasks, so its difference B - A gets a 95% paired
+* Each metric is an aggregate of per-task values, so its difference B - A gets a 95% paired
   bootstrap CI: resample the common tasks with replacement, the same draw for both runs.
 * McNemar's exact test asks whether B solves tasks A misses more often than the reverse.
-  A task counts as solved when at least half its samples pass (with one sample per task,
-  simply when it passes). Under H0 the discordant tasks split 50/50, so the two-sided
-  p-value is an exact binomial tail, summed with integer arithmetic.
+  What "solved" means is the benchmark's (``Benchmark.solved``; by default at least half
+  its samples pass). Under H0 the discordant tasks split 50/50, so the two-sided p-value is
+  an exact binomial tail, summed with integer arithmetic.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from vibes_eval.core.metrics import pass_at_k
+from vibes_eval.core.benchmark import default_solved
+from vibes_eval.core.metrics import Metric, Scored, Scores, by_task, pass_rate, score
 from vibes_eval.store.summary import task_order
 
 RESAMPLES = 10_000
 SEED = 0  # fixed: the same two runs always give the same interval
-SOLVED = 0.5  # a task is solved when its pass@1 reaches this
-
-Counts = Mapping[str, tuple[int, int]]  # task_id -> (samples, passed)
 
 
 @dataclass
@@ -47,7 +45,7 @@ class McNemar:
 @dataclass
 class Flip:
     task_id: str
-    a: float  # pass@1 in A
+    a: float  # pass rate in A
     b: float
 
 
@@ -77,62 +75,74 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def paired_bootstrap_ci(
-    a: np.ndarray, b: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED
-) -> tuple[float, float]:
-    """95% percentile interval of mean(b - a) over tasks resampled with replacement."""
-    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    if diffs.size == 0:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    # Chunks keep memory flat for large task sets.
-    step = max(1, 2_000_000 // diffs.size)
-    for start in range(0, resamples, step):
-        stop = min(resamples, start + step)
-        idx = rng.integers(0, diffs.size, size=(stop - start, diffs.size))
-        means[start:stop] = diffs[idx].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(high)
-
-
-def compare(
-    a: Counts,
-    b: Counts,
-    ks: Sequence[int],
+    a: np.ndarray,
+    b: np.ndarray,
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    aggregate: str = "mean",
+) -> tuple[float, float]:
+    """95% percentile interval of agg(b) - agg(a) over tasks resampled with replacement
+    (the same draw for both runs); ``aggregate`` is "mean" or "geomean" (over the positive
+    values, as ``metrics.aggregate``)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    # Chunks keep memory flat for large task sets.
+    step = max(1, 2_000_000 // a.size)
+    for start in range(0, resamples, step):
+        stop = min(resamples, start + step)
+        idx = rng.integers(0, a.size, size=(stop - start, a.size))
+        out[start:stop] = _agg(b[idx], aggregate) - _agg(a[idx], aggregate)
+    low, high = np.percentile(out, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _agg(x: np.ndarray, kind: str) -> np.ndarray:
+    """Row-wise aggregate of resampled values."""
+    if kind != "geomean":
+        return x.mean(axis=1)
+    positive = x > 0
+    logs = np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
+    n = positive.sum(axis=1)
+    return np.where(n > 0, np.exp(logs.sum(axis=1) / np.maximum(n, 1)), 0.0)
+
+
+def compare(
+    a: Sequence[Scored],
+    b: Sequence[Scored],
+    metrics: Sequence[Metric],
+    *,
+    solved: Callable[[Sequence[Scored]], bool] = default_solved,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Comparison:
-    """Raises: ValueError when the runs have no task in common."""
-    common = sorted(a.keys() & b.keys(), key=task_order)
+    """Compare two runs' verdicts over the tasks both have, metric by metric.
+
+    Raises: ValueError when the runs have no task in common.
+    """
+    rows_a, rows_b = by_task(a), by_task(b)
+    common = sorted(rows_a.keys() & rows_b.keys(), key=task_order)
     if not common:
         raise ValueError("the runs have no task in common")
-    notes: list[str] = []
-    min_n = min(min(a[t][0] for t in common), min(b[t][0] for t in common))
-    diffs: list[MetricDiff] = []
-    for k in sorted(set(ks) | {1}):
-        if k > min_n:
-            notes.append(f"pass@{k} omitted: some tasks have only {min_n} sample(s)")
-            continue
-        pa = np.array([pass_at_k(*a[t], k) for t in common])
-        pb = np.array([pass_at_k(*b[t], k) for t in common])
-        low, high = paired_bootstrap_ci(pa, pb, resamples=resamples, seed=seed)
-        diffs.append(
-            MetricDiff(
-                f"pass@{k}",
-                float(pa.mean()),
-                float(pb.mean()),
-                float(pb.mean() - pa.mean()),
-                low,
-                high,
-            )
-        )
-    rate_a = {t: a[t][1] / a[t][0] for t in common}
-    rate_b = {t: b[t][1] / b[t][0] for t in common}
-    improved = [Flip(t, rate_a[t], rate_b[t]) for t in common if rate_a[t] < SOLVED <= rate_b[t]]
-    regressed = [Flip(t, rate_a[t], rate_b[t]) for t in common if rate_b[t] < SOLVED <= rate_a[t]]
-    only_a = sorted(a.keys() - b.keys(), key=task_order)
-    only_b = sorted(b.keys() - a.keys(), key=task_order)
+    score_a = score(metrics, [r for t in common for r in rows_a[t]])
+    score_b = score(metrics, [r for t in common for r in rows_b[t]])
+    notes = list(dict.fromkeys(score_a.notes + score_b.notes))
+    diffs = [
+        _metric_diff(m, common, score_a, score_b, resamples, seed)
+        for m in metrics
+        if m.name in score_a.values and m.name in score_b.values
+    ]
+    rate_a = {t: pass_rate(rows_a[t]) for t in common}
+    rate_b = {t: pass_rate(rows_b[t]) for t in common}
+    solved_a = {t: solved(rows_a[t]) for t in common}
+    solved_b = {t: solved(rows_b[t]) for t in common}
+    improved = [Flip(t, rate_a[t], rate_b[t]) for t in common if solved_b[t] and not solved_a[t]]
+    regressed = [Flip(t, rate_a[t], rate_b[t]) for t in common if solved_a[t] and not solved_b[t]]
+    only_a = sorted(rows_a.keys() - rows_b.keys(), key=task_order)
+    only_b = sorted(rows_b.keys() - rows_a.keys(), key=task_order)
     if only_a or only_b:
         notes.append(
             f"compared over the {len(common)} tasks both runs have "
@@ -150,3 +160,18 @@ def compare(
         regressed=regressed,
         notes=notes,
     )
+
+
+def _metric_diff(
+    metric: Metric, common: list[str], a: Scores, b: Scores, resamples: int, seed: int
+) -> MetricDiff:
+    """B - A of one metric with its CI, both over the tasks that have a value in both runs
+    (a kernel task skipped for want of hardware in one run is left out of both sides)."""
+    paired = [t for t in common if metric.name in a.per_task[t] and metric.name in b.per_task[t]]
+    va = np.array([a.per_task[t][metric.name] for t in paired])
+    vb = np.array([b.per_task[t][metric.name] for t in paired])
+    low, high = paired_bootstrap_ci(
+        va, vb, resamples=resamples, seed=seed, aggregate=metric.aggregate
+    )
+    value_a, value_b = metric.combine(list(va)), metric.combine(list(vb))
+    return MetricDiff(metric.name, value_a, value_b, value_b - value_a, low, high)

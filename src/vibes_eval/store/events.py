@@ -11,11 +11,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from vibes_eval.core.types import Reason, SampleResult
+from vibes_eval.core.types import SampleResult
 
-SCHEMA_VERSION = 1
+# 2: SampleEvaluated embeds the SampleResult (measurements, details); schema-1 events are
+# upgraded as they are read (``SampleEvaluated._upgrade``).
+SCHEMA_VERSION = 2
 OUTPUT_CAP = 8192  # characters of stdout/stderr kept per sample; benchmarks cap earlier
 
 
@@ -82,26 +84,42 @@ class RunResumed(_Event):
 
 
 class SampleEvaluated(_Event):
-    """One sample's verdict. Exactly one per (run, task, index)."""
+    """One sample's verdict: exactly one per (run, task, index), except that a verdict of
+    ``infra_error`` (the harness failed, not the sample) is superseded by the next one."""
 
     type: Literal["sample_evaluated"] = "sample_evaluated"
-    task_id: str
-    index: int
     line: int = 0  # in the sample file, for file-ordered exports
     problem_hash: str  # Task.fingerprint(): part of the result-cache key
-    completion_hash: str
-    passed: bool
-    reason: Reason
-    detail: str = ""
-    tests_expected: int | None = None
-    tests_passed: int | None = None
-    compile_s: float = 0.0
-    run_s: float = 0.0
-    cpu_s: float = 0.0
-    stdout: str = ""
-    stderr: str = ""
-    cached: bool = False  # reused: from the cache or an identical completion of this run
+    result: SampleResult
     record: dict[str, Any] = Field(default_factory=dict)  # the sample file's line, verbatim
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Schema 1 spelled the result's fields out in the event: fold them into
+        ``result``, the HumanEval timings and test counts into its measurements."""
+        if isinstance(data, dict) and "result" not in data and "task_id" in data:
+            data = dict(data)
+            measurements = {
+                k: float(v) for k in _V1_MEASUREMENTS if (v := data.pop(k, None)) is not None
+            }
+            if measurements:
+                measurements["wall_s"] = measurements.get("compile_s", 0.0) + measurements.get(
+                    "run_s", 0.0
+                )
+            data["result"] = {
+                **{k: data.pop(k) for k in _V1_RESULT if k in data},
+                "measurements": measurements,
+            }
+        return data
+
+    @property
+    def task_id(self) -> str:
+        return self.result.task_id
+
+    @property
+    def index(self) -> int:
+        return self.result.index
 
     @classmethod
     def from_result(
@@ -113,51 +131,24 @@ class SampleEvaluated(_Event):
         line: int = 0,
         record: dict[str, Any] | None = None,
     ) -> SampleEvaluated:
+        capped = result.model_copy(
+            update={"stdout": result.stdout[:OUTPUT_CAP], "stderr": result.stderr[:OUTPUT_CAP]}
+        )
         return cls(
-            run_id=run_id,
-            task_id=result.task_id,
-            index=result.index,
-            line=line,
-            problem_hash=problem_hash,
-            completion_hash=result.completion_hash,
-            passed=result.passed,
-            reason=result.reason,
-            detail=result.detail,
-            tests_expected=result.tests_expected,
-            tests_passed=result.tests_passed,
-            compile_s=result.compile_s,
-            run_s=result.run_s,
-            cpu_s=result.cpu_s,
-            stdout=result.stdout[:OUTPUT_CAP],
-            stderr=result.stderr[:OUTPUT_CAP],
-            cached=result.cached,
-            record=record or {},
+            run_id=run_id, line=line, problem_hash=problem_hash, result=capped, record=record or {}
         )
 
-    def result(self) -> SampleResult:
-        return SampleResult(
-            task_id=self.task_id,
-            index=self.index,
-            passed=self.passed,
-            reason=self.reason,
-            detail=self.detail,
-            completion_hash=self.completion_hash,
-            tests_expected=self.tests_expected,
-            tests_passed=self.tests_passed,
-            compile_s=self.compile_s,
-            run_s=self.run_s,
-            cpu_s=self.cpu_s,
-            stdout=self.stdout,
-            stderr=self.stderr,
-            cached=self.cached,
-        )
+
+_V1_RESULT = ("task_id", "index", "passed", "reason", "detail", "completion_hash", "stdout",
+              "stderr", "cached")  # fmt: skip
+_V1_MEASUREMENTS = ("tests_expected", "tests_passed", "compile_s", "run_s", "cpu_s")
 
 
 class RunCompleted(_Event):
     """Every sample of the run has a verdict."""
 
     type: Literal["run_completed"] = "run_completed"
-    metrics: dict[str, float]  # pass@k for the ks the run reported
+    metrics: dict[str, float]  # every metric the benchmark declares, as the run ended
     n_samples: int
     n_passed: int
     elapsed_s: float = 0.0  # of the process that finished it

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from vibes_eval.core.types import Reason
 from vibes_eval.store import schema
 from vibes_eval.store.base import StoreConflict, StoredEvent
 from vibes_eval.store.cache import cache_key, cacheable, context_hash
@@ -98,45 +99,36 @@ def _context(conn: Connection, run_id: str, contexts: dict[str, str]) -> str:
 
 
 def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, str]) -> None:
-    rows = []
+    rows: dict[tuple[str, str, int], dict[str, Any]] = {}
     cached: dict[str, dict[str, Any]] = {}
     per_run: dict[str, list[Any]] = {}  # run_id -> [done, passed, last at, last seq]
     for stored in batch:
         ev = stored.event
         assert isinstance(ev, SampleEvaluated)
+        res = ev.result
         context = _context(conn, ev.run_id, contexts)
-        rows.append(
-            {
-                "run_id": ev.run_id,
-                "task_id": ev.task_id,
-                "idx": ev.index,
-                "line": ev.line,
-                "problem_hash": ev.problem_hash,
-                "completion_hash": ev.completion_hash,
-                "passed": ev.passed,
-                "reason": ev.reason.value,
-                "detail": ev.detail,
-                "compile_s": ev.compile_s,
-                "run_s": ev.run_s,
-                "cpu_s": ev.cpu_s,
-                "cached": ev.cached,
-                "seq": stored.seq,
-            }
-        )
-        if cacheable(ev):
-            key = cache_key(context, ev.problem_hash, ev.completion_hash)
-            # The last verdict in the batch wins, as it would one event at a time.
-            cached[key] = {
-                "key": key,
-                "seq": stored.seq,
-                "run_id": ev.run_id,
-                "result": ev.result().model_dump_json(),
-            }
+        key = (ev.run_id, res.task_id, res.index)
+        if key in rows and rows[key]["reason"] != Reason.INFRA:
+            raise StoreConflict(f"a sample of run '{ev.run_id}' already has a verdict")
         agg = per_run.setdefault(ev.run_id, [0, 0, ev.at, stored.seq])
+        if key in rows:  # an infra error superseded within the batch
+            agg[0] -= 1
+            agg[1] -= int(rows[key]["passed"])
+        rows[key] = _sample_row(ev, stored.seq)
+        if cacheable(ev):
+            ckey = cache_key(context, ev.problem_hash, res.completion_hash)
+            # The last verdict in the batch wins, as it would one event at a time.
+            cached[ckey] = {
+                "key": ckey,
+                "seq": stored.seq,
+                "run_id": ev.run_id,
+                "result": res.model_dump_json(),
+            }
         agg[0] += 1
-        agg[1] += int(ev.passed)
+        agg[1] += int(res.passed)
         agg[2], agg[3] = ev.at, stored.seq
-    conn.execute(schema.samples.insert(), rows)
+    _supersede_infra(conn, rows, per_run)
+    conn.execute(schema.samples.insert(), list(rows.values()))
     if cached:
         _upsert_cache(conn, list(cached.values()))
     runs = schema.runs
@@ -151,6 +143,50 @@ def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str,
                 last_seq=seq,
             )
         )
+
+
+def _sample_row(ev: SampleEvaluated, seq: int) -> dict[str, Any]:
+    res = ev.result
+    return {
+        "run_id": ev.run_id,
+        "task_id": res.task_id,
+        "idx": res.index,
+        "line": ev.line,
+        "problem_hash": ev.problem_hash,
+        "completion_hash": res.completion_hash,
+        "passed": res.passed,
+        "reason": res.reason,
+        "detail": res.detail,
+        "wall_s": res.wall_s,
+        "measurements": res.measurements,
+        "cached": res.cached,
+        "seq": seq,
+    }
+
+
+def _supersede_infra(
+    conn: Connection,
+    rows: dict[tuple[str, str, int], dict[str, Any]],
+    per_run: dict[str, list[Any]],
+) -> None:
+    """Delete the stored infra-error rows that verdicts in this batch replace (a resumed
+    run evaluates them again); any other stored verdict for one of these samples is a
+    conflict, which the insert then reports."""
+    t = schema.samples
+    for run_id in per_run:
+        tasks = {task for (r, task, _) in rows if r == run_id}
+        found = conn.execute(
+            select(t.c.task_id, t.c.idx, t.c.passed)
+            .where(t.c.run_id == run_id, t.c.reason == Reason.INFRA.value)
+            .where(t.c.task_id.in_(sorted(tasks)))
+        ).all()
+        stale = [(task, idx, passed) for task, idx, passed in found if (run_id, task, idx) in rows]
+        for task, idx, passed in stale:
+            conn.execute(
+                t.delete().where(t.c.run_id == run_id, t.c.task_id == task, t.c.idx == idx)
+            )
+            per_run[run_id][0] -= 1
+            per_run[run_id][1] -= int(passed)
 
 
 def _upsert_cache(conn: Connection, rows: list[dict[str, Any]]) -> None:

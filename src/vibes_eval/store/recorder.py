@@ -39,12 +39,16 @@ class StoreRecorder:
         self._idle = threading.Condition(self._lock)
         self._pending = 0
         self._error: BaseException | None = None
-        # The run's earlier verdicts, read once; the engine skips these samples.
+        # The run's earlier verdicts, read once; the engine skips these samples. Infra
+        # errors say nothing about a sample: those samples are evaluated again.
         self._done: dict[tuple[str, int], SampleResult] = {}
         for stored in store.sample_events(self.run_id):
             ev = stored.event
             assert isinstance(ev, SampleEvaluated)
-            self._done[(ev.task_id, ev.index)] = ev.result()
+            self._done[ev.result.key] = ev.result
+        self.retried = [k for k, r in self._done.items() if r.infra]
+        for key in self.retried:
+            del self._done[key]
         # One query for every pending sample's cache entry instead of one per sample.
         self._cached: dict[tuple[str, int], SampleResult] = {}
         self.cache_hits = 0

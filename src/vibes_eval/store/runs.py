@@ -4,6 +4,7 @@ settings), and close it with ``RunCompleted`` or ``RunInterrupted``."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -66,6 +67,13 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def records_sha256(samples: Sequence[Sample]) -> str:
+    """Samples handed over in memory: their records, in order, as canonical JSON."""
+    return sha256(
+        "\n".join(json.dumps(s.record, sort_keys=True, ensure_ascii=False) for s in samples)
+    )
+
+
 def tasks_sha256(tasks: Mapping[str, Task]) -> str:
     return sha256("".join(f"{t}\0{tasks[t].fingerprint()}\n" for t in sorted(tasks)))
 
@@ -76,7 +84,7 @@ def run_started(
     benchmark: Benchmark[Any, Any],
     tasks: Mapping[str, Task],
     samples: Sequence[Sample],
-    samples_path: Path,
+    samples_path: Path | None,
     runner: TaskRunner,
     ks: Sequence[int],
     labels: Mapping[str, str],
@@ -84,9 +92,9 @@ def run_started(
     workers: int = 0,
 ) -> RunStarted:
     """The ``RunStarted`` event for this evaluation. Calls ``benchmark.environment()``
-    (which may build toolchain pieces on first use)."""
-    problems_path = getattr(benchmark, "problems_path", None)
-    path = Path(problems_path()) if callable(problems_path) else None
+    (which may build toolchain pieces on first use). ``samples_path`` None: the samples
+    were handed over in memory, and their records are hashed instead of a file."""
+    path = benchmark.problems_path()
     t_hash = tasks_sha256(tasks)
     return RunStarted(
         run_id=run_id,
@@ -96,9 +104,9 @@ def run_started(
         config_identity=config_identity(benchmark.config),
         problems_sha256=file_sha256(path) if path is not None else t_hash,
         tasks_sha256=t_hash,
-        samples_sha256=file_sha256(samples_path),
+        samples_sha256=file_sha256(samples_path) if samples_path else records_sha256(samples),
         problems_path=str(path.absolute()) if path is not None else "",
-        samples_path=str(samples_path.absolute()),
+        samples_path=str(samples_path.absolute()) if samples_path else "",
         output_path=str(output_path.absolute()) if output_path is not None else "",
         n_samples=len(samples),
         n_tasks=len({s.task_id for s in samples}),
@@ -116,8 +124,7 @@ def run_started(
 
 
 def config_identity(config: BenchmarkConfig) -> dict[str, Any]:
-    identity = getattr(config, "identity", None)
-    return identity() if callable(identity) else config.model_dump(mode="json")
+    return config.identity()
 
 
 def identity(started: RunStarted) -> dict[str, Any]:

@@ -19,7 +19,10 @@ from sqlalchemy import (
 )
 
 STORE_NAME = "vibes-eval"
-TABLES_VERSION = 1  # layout of the tables; projections can be rebuilt across layouts
+# Layout of the tables. Opening a store of an older layout re-derives the projections from
+# the events in the new layout (``sql.SqlStore._upgrade``); the events are never changed.
+# 2: samples keep `wall_s` and a JSON of measurements instead of HumanEval's timings.
+TABLES_VERSION = 2
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY (its rowid).
 SeqType = BigInteger().with_variant(Integer(), "sqlite")
@@ -82,11 +85,11 @@ samples = Table(
     Column("passed", Boolean, nullable=False),
     Column("reason", String(40), nullable=False),
     Column("detail", Text, nullable=False),
-    Column("compile_s", Float, nullable=False),
-    Column("run_s", Float, nullable=False),
-    Column("cpu_s", Float, nullable=False),
+    Column("wall_s", Float, nullable=False),
+    Column("measurements", JSON, nullable=False),
     Column("cached", Boolean, nullable=False),
     Column("seq", SeqType, nullable=False),
+    Index("vibes_samples_wall", "run_id", "wall_s"),  # the slowest samples of a run
 )
 
 cache = Table(

@@ -49,12 +49,11 @@ class Recording:
         if outcome.interrupted:
             self.writer.append([RunInterrupted(run_id=self.run_id, n_done=len(results))])
         elif len(results) == len(outcome.prepared.samples):
-            metrics, _ = outcome.pass_at_k()
             self.writer.append(
                 [
                     RunCompleted(
                         run_id=self.run_id,
-                        metrics=metrics,
+                        metrics=outcome.metrics,
                         n_samples=len(results),
                         n_passed=sum(r.passed for r in results),
                         elapsed_s=round(outcome.elapsed_s, 3),
@@ -91,7 +90,7 @@ def start(
     runner: TaskRunner,
     *,
     run_id: str | None,
-    samples_path: Path,
+    samples_path: Path | None,
     output_path: Path | None,
     ks: Sequence[int],
     labels: Mapping[str, str],

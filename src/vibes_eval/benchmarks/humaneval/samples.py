@@ -3,21 +3,20 @@ completion; every other field is kept for the results file."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from vibes_eval.core.errors import UserError
-from vibes_eval.core.jsonl import read_jsonl
+from vibes_eval.core.jsonl import SampleSource, read_records, source_path
 from vibes_eval.core.types import Sample, Task
 
 ID_FIELDS = ("task_id", "name")  # MultiPL-E names its problems `name`
 
 
-def load_samples(path: Path, tasks: dict[str, Task]) -> list[Sample]:
+def load_samples(source: SampleSource, tasks: dict[str, Task]) -> list[Sample]:
     """Raises: UserError for a malformed line, a missing field, an unknown task id or an
     empty file (naming the file, line and field)."""
+    path = source_path(source) or "samples"
     samples: list[Sample] = []
     per_task: dict[str, int] = {}
-    for lineno, row in read_jsonl(path):
+    for lineno, row in read_records(source):
         id_field = next((f for f in ID_FIELDS if f in row), None)
         if id_field is None:
             raise UserError("missing", path=path, line=lineno, field="task_id")
@@ -41,5 +40,5 @@ def load_samples(path: Path, tasks: dict[str, Task]) -> list[Sample]:
             )
         )
     if not samples:
-        raise UserError("no samples in file (it is empty)", path=path)
+        raise UserError("no samples (empty)", path=path)
     return samples

@@ -119,6 +119,8 @@ def run_samples(
     on_result: Progress | None = None,
 ) -> dict[tuple[str, int], SampleResult]:
     """Evaluate what ``recorder`` does not have yet; return all results of ``samples``.
+    At most ``workers`` units run at once, and no more than the runner's
+    ``max_parallelism``.
 
     Raises:
         KeyboardInterrupt: after stopping workers; recorded results stay recorded.
@@ -184,8 +186,10 @@ def run_samples(
                     )
 
     guarded_runner = _StopGuard(runner, stopping)
+    limit = runner.capabilities.max_parallelism
+    workers = max(1, min(workers, limit) if limit else workers)
     units = benchmark.plan(pending, workers)
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="vibes-worker")
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vibes-worker")
     futures: set[Future[None]] = {pool.submit(work, unit) for unit in units}
     try:
         while futures:

@@ -43,3 +43,13 @@ class RunnerUnavailable(UserError):
 
 class RunnerError(Exception):
     """The runner itself failed (infrastructure), not the code it was running."""
+
+
+class PolicyUnsupported(UserError):
+    """A session asked for isolation or access the chosen runner cannot enforce (a host
+    allow-list under Landlock, extra blocked syscalls under seatbelt...)."""
+
+
+class DeviceUnavailable(RunnerError):
+    """A session needs an accelerator and this runner has none (or none of that kind).
+    Benchmarks report it as ``no_device``, never as a wrong answer."""

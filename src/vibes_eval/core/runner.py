@@ -12,10 +12,11 @@ import abc
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from vibes_eval.core.errors import PolicyUnsupported
 from vibes_eval.core.types import ExecutionResult, Limits
 
 
@@ -31,26 +32,88 @@ class IsolationLevel(StrEnum):
     ORCHESTRATED = "orchestrated"
 
 
+class NetworkPolicy(StrEnum):
+    """What a session's commands may reach."""
+
+    DISABLED = "disabled"  # nothing: no interface, no sockets but AF_UNIX where filtered
+    LOCAL = "local"  # the session's own loopback only (a server the job starts itself)
+    ALLOWLIST = "allowlist"  # only ``SandboxPolicy.allowed_hosts``
+    UNRESTRICTED = "unrestricted"  # the host's network (environment builds, package installs)
+
+
+class SandboxPolicy(BaseModel):
+    """What a benchmark asks of a session beyond the work dir: the paths it may read or
+    write, system calls to refuse on top of the runner's own filter, and the network.
+
+    A sandbox that cannot enforce something refuses the session (``PolicyUnsupported``);
+    the explicit non-sandboxes (``process``, ``none``) accept it and say so in ``notes``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    readonly_paths: tuple[Path, ...] = ()  # toolchains, caches (read and execute)
+    writable_paths: tuple[Path, ...] = ()  # besides the work dir, which is always writable
+    blocked_syscalls: tuple[str, ...] = ()  # names, e.g. "ptrace"; a call kills the job
+    network: NetworkPolicy = NetworkPolicy.DISABLED
+    allowed_hosts: tuple[str, ...] = ()  # with ``NetworkPolicy.ALLOWLIST``
+
+
+class DeviceNeed(BaseModel):
+    """An accelerator a session needs, held for the session's whole life. Exclusive use
+    keeps other sessions off it while it times kernels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = "cuda"
+    exclusive: bool = True
+
+
 class Capabilities(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     isolation_level: IsolationLevel
-    supports_snapshots: bool = False
-    supports_networking: bool = False
-    max_parallelism: int | None = None  # None: bounded only by the machine
+    supports_snapshots: bool = False  # can reset a session's files to a saved state
+    max_parallelism: int | None = None  # sessions at once; None: bounded by the machine
     enforces_memory: bool = False
     enforces_pids: bool = False
     enforces_disk: bool = False
-    blocks_network: bool = False
+    network: frozenset[NetworkPolicy] = frozenset({NetworkPolicy.DISABLED})  # enforceable
+    blocks_syscalls: bool = False  # can add ``SandboxPolicy.blocked_syscalls`` to its filter
+    extra_writable: bool = False  # can grant ``SandboxPolicy.writable_paths``
+    devices: tuple[str, ...] = ()  # accelerators it can hand to sessions (``DeviceNeed``)
     notes: str = ""  # what is weaker than the isolation level suggests
+
+    def weaknesses(self) -> list[str]:
+        """What this runner does not enforce, as short phrases for reports."""
+        out = [] if self.enforces_memory else ["no memory limit"]
+        out += [] if self.enforces_pids else ["no per-job process limit"]
+        out += [] if self.enforces_disk else ["no disk quota"]
+        if NetworkPolicy.DISABLED not in self.network:
+            out.append("network not blocked")
+        return out + ([self.notes] if self.notes else [])
 
 
 class SessionSpec(BaseModel):
     """What a benchmark needs from a session before its first command."""
 
     label: str  # shows up in work dir names and logs, e.g. the task id
-    readonly_paths: list[Path] = Field(default_factory=list)  # toolchains, caches
     files: dict[str, str | bytes] = Field(default_factory=dict)  # written before return
+    policy: SandboxPolicy = SandboxPolicy()
+    device: DeviceNeed | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readonly_shorthand(cls, data: Any) -> Any:
+        """``readonly_paths=[...]``: shorthand for a policy with only those paths."""
+        if isinstance(data, dict) and "readonly_paths" in data:
+            data = dict(data)
+            paths = tuple(Path(p) for p in data.pop("readonly_paths"))
+            policy = data.get("policy") or SandboxPolicy()
+            data["policy"] = policy.model_copy(update={"readonly_paths": paths})
+        return data
+
+    @property
+    def readonly_paths(self) -> tuple[Path, ...]:
+        return self.policy.readonly_paths
 
 
 class Session(BaseModel):
@@ -64,6 +127,7 @@ class Session(BaseModel):
     path: Path
     host_dir: Path | None = None
     spec: SessionSpec
+    device: str | None = None  # the accelerator held for ``spec.device`` (e.g. "0")
 
 
 class TaskRunner(abc.ABC):
@@ -80,6 +144,26 @@ class TaskRunner(abc.ABC):
     def check_available(cls) -> str | None:
         """Why this runner cannot work here (missing binary, no privileges), or None."""
         return None
+
+    def check_policy(self, spec: SessionSpec) -> None:
+        """Refuse a session whose policy this runner cannot enforce. Runners that are not
+        sandboxes (isolation below ``SANDBOX``) enforce nothing of it and refuse nothing.
+
+        Raises:
+            PolicyUnsupported: one line naming the runner and what it cannot do.
+        """
+        caps, policy = self.capabilities, spec.policy
+        if caps.isolation_level in (IsolationLevel.NONE, IsolationLevel.PROCESS):
+            return
+        if policy.network not in caps.network:
+            raise PolicyUnsupported(
+                f"--sandbox {self.name} cannot give a session network '{policy.network}' "
+                f"(it can: {', '.join(sorted(caps.network))})"
+            )
+        if policy.blocked_syscalls and not caps.blocks_syscalls:
+            raise PolicyUnsupported(f"--sandbox {self.name} cannot block extra system calls")
+        if policy.writable_paths and not caps.extra_writable:
+            raise PolicyUnsupported(f"--sandbox {self.name} cannot grant extra writable paths")
 
     # -- lifecycle --------------------------------------------------------------------
 

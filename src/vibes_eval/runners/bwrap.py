@@ -16,8 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from vibes_eval.core.runner import NetworkPolicy
 from vibes_eval.runners.local import Job
-from vibes_eval.runners.sandbox import PASS_ERRFD, ConfinedRunner, trial_run
+from vibes_eval.runners.sandbox import (
+    PASS_ERRFD,
+    ConfinedRunner,
+    granted_paths,
+    policy_flags,
+    trial_run,
+)
 
 # Files of /etc the loader and the C toolchain need; /etc/alternatives holds the cc symlink.
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
@@ -63,9 +70,16 @@ class BwrapRunner(ConfinedRunner):
         argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for path in _ETC:
             argv += ["--ro-bind-try", path, path]
-        for path in job.session.spec.readonly_paths:
-            argv += ["--ro-bind", str(path), str(path)]
+        readonly, writable = granted_paths(job.session)
+        for path in readonly:
+            argv += ["--ro-bind", path, path]
+        for path in writable:
+            bind = "--dev-bind" if path.startswith("/dev/") else "--bind"
+            argv += [bind, path, path]
+        if job.session.spec.policy.network is NetworkPolicy.UNRESTRICTED:
+            argv += ["--share-net"]  # else its own namespace, loopback up
         argv += ["--ro-bind", self.launcher, self.launcher]
         argv += ["--bind", work, work, "--chdir", str(job.cwd)]
         # Inside: the seccomp filter (bwrap has no syscall policy of its own to offer).
-        return [*argv, "--", self.launcher, "--seccomp", "--", *command]
+        inner = [self.launcher, "--seccomp", *policy_flags(job.session)]
+        return [*argv, "--", *inner, "--", *command]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from vibes_eval.core.runner import NetworkPolicy
 from vibes_eval.runners.local import Job
 from vibes_eval.runners.sandbox import PASS_ERRFD, PASSED_ERRFD, ConfinedRunner, trial_run
 
@@ -42,9 +43,13 @@ class FirejailRunner(ConfinedRunner):
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         argv = [self.launcher, *self.outer_args(job), *PASS_ERRFD, "--", self.firejail]
-        argv += ["--quiet", "--noprofile", "--net=none", "--nonewprivs", "--caps.drop=all"]
+        argv += ["--quiet", "--noprofile", "--nonewprivs", "--caps.drop=all"]
+        if job.session.spec.policy.network is not NetworkPolicy.UNRESTRICTED:
+            argv += ["--net=none"]  # a namespace with loopback only
         # end the sandbox with the command, not when its last (detached) process exits
         argv += ["--deterministic-shutdown", f"--keep-fd={PASSED_ERRFD}"]
-        argv += ["--private-dev", "--nosound", "--no3d", "--nodbus", "--noroot"]
+        argv += ["--private-dev", "--nosound", "--nodbus", "--noroot"]
+        if job.session.device is None:
+            argv += ["--no3d"]  # keeps /dev/nvidia* out, unless the session holds a GPU
         argv += ["--", self.launcher, *self.landlock_args(job), "--chdir", str(job.cwd)]
         return [*argv, "--", *command]

@@ -10,6 +10,9 @@
  *   --rlimit NAME=VALUE  cpu (s), fsize/as/stack (bytes), nofile, core, nproc
  *   --cgroup FILE        write our pid into FILE (a cgroup.procs); repeatable
  *   --netns              enter a new, empty network namespace (needs CAP_SYS_ADMIN)
+ *   --loopback           with --netns: bring its loopback interface up (local-only network)
+ *   --net                allow every socket family and TCP (the default filter allows
+ *                        AF_UNIX only, and Landlock denies TCP bind/connect)
  *   --drop-caps          clear every capability set and lock securebits, so root keeps
  *                        its uid but no privilege (cannot raise rlimits, mount, ...)
  *   --ro PATH            Landlock: read and execute beneath PATH; repeatable
@@ -18,6 +21,7 @@
  *                        no TCP bind/connect (ABI 4), signals and abstract unix sockets
  *                        scoped to the sandbox (ABI 6)
  *   --seccomp            apply the syscall filter (see install_seccomp)
+ *   --deny-syscall NR    also kill the process on syscall number NR; repeatable
  *   --pass-errfd N       keep the error pipe open at fd N across exec, for a launcher
  *                        run inside the next wrapper (bwrap, firejail) to report into
  *   --probe              print "landlock_abi=N seccomp=0|1" and exit
@@ -44,12 +48,19 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <sched.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #endif
 
 #define MAX_RULES 64
+#define MAX_DENIED 64
+
+static int allow_net;                 /* --net */
+static int denied[MAX_DENIED];        /* --deny-syscall */
+static int n_denied;
 
 struct rule {
     const char *path;
@@ -103,6 +114,19 @@ static void join_cgroup(const char *procs_file) {
     char pid[24];
     int len = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
     if (write(fd, pid, (size_t)len) != len) die(procs_file);
+    close(fd);
+}
+
+static void loopback_up(void) {
+    /* A new network namespace starts with lo down: local-only jobs need it up. */
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr)) die("SIOCGIFFLAGS lo");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(fd, SIOCSIFFLAGS, &ifr)) die("SIOCSIFFLAGS lo");
     close(fd);
 }
 
@@ -172,7 +196,7 @@ static void install_landlock(void) {
     if (abi >= 3) fs |= LL_FS_TRUNCATE;
     if (abi >= 5) fs |= LL_FS_IOCTL_DEV;
     attr.handled_access_fs = fs;
-    if (abi >= 4) {
+    if (abi >= 4 && !allow_net) {
         /* Handled with no rule: every TCP bind and connect is denied. */
         attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
         attr_size = offsetof(struct ll_ruleset_attr, scoped);
@@ -221,7 +245,7 @@ static void install_landlock(void) {
 #define ARG0_LOW (offsetof(struct seccomp_data, args[0]) + 4)
 #endif
 
-static struct sock_filter prog[256];
+static struct sock_filter prog[512]; /* the fixed filter plus MAX_DENIED extra syscalls */
 static unsigned short n_prog;
 
 static void emit(struct sock_filter ins) { prog[n_prog++] = ins; }
@@ -280,6 +304,7 @@ static void install_seccomp(void) {
     emit((struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
 #endif
     for (size_t i = 0; i < sizeof killed / sizeof killed[0]; i++) kill_on(killed[i]);
+    for (int i = 0; i < n_denied; i++) kill_on(denied[i]);
 #ifdef SYS_clone3
     /* clone3 passes its flags in memory the filter cannot read: answer ENOSYS so libc
      * falls back to clone, whose flags we can check. */
@@ -295,7 +320,7 @@ static void install_seccomp(void) {
     /* Landlock only covers TCP: every socket family but AF_UNIX goes here (UDP, raw,
      * netlink, packet, vsock, ...). */
     const int sock_calls[] = {SYS_socket, SYS_socketpair};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && !allow_net; i++) {
         emit((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sock_calls[i], 0, 4));
         emit((struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW));
         emit((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
@@ -320,6 +345,7 @@ static int seccomp_supported(void) {
 
 #else
 static void join_cgroup(const char *f) { fail(125, "cgroups need Linux", f); }
+static void loopback_up(void) { fail(125, "--loopback needs Linux", NULL); }
 static void drop_caps(void) { fail(125, "--drop-caps needs Linux", NULL); }
 static int landlock_abi(void) { return 0; }
 static void install_landlock(void) { fail(125, "Landlock needs Linux", NULL); }
@@ -338,7 +364,7 @@ int main(int argc, char **argv) {
     }
     int pass_errfd = -1;
     const char *chdir_to = NULL, *cgroups[8];
-    int n_cgroups = 0, netns = 0, caps = 0, landlock = 0, seccomp = 0, i = 1;
+    int n_cgroups = 0, netns = 0, loopback = 0, caps = 0, landlock = 0, seccomp = 0, i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
@@ -347,6 +373,8 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(a, "--netns")) { netns = 1; continue; }
+        if (!strcmp(a, "--loopback")) { loopback = 1; continue; }
+        if (!strcmp(a, "--net")) { allow_net = 1; continue; }
         if (!strcmp(a, "--drop-caps")) { caps = 1; continue; }
         if (!strcmp(a, "--landlock")) { landlock = 1; continue; }
         if (!strcmp(a, "--seccomp")) { seccomp = 1; continue; }
@@ -355,6 +383,10 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--chdir")) chdir_to = v;
         else if (!strcmp(a, "--rlimit")) set_rlimit(v);
         else if (!strcmp(a, "--pass-errfd")) pass_errfd = atoi(v);
+        else if (!strcmp(a, "--deny-syscall")) {
+            if (n_denied == MAX_DENIED) fail(125, "too many", a);
+            denied[n_denied++] = atoi(v);
+        }
         else if (!strcmp(a, "--cgroup")) {
             if (n_cgroups == 8) fail(125, "too many", a);
             cgroups[n_cgroups++] = v;
@@ -371,6 +403,7 @@ int main(int argc, char **argv) {
     for (int c = 0; c < n_cgroups; c++) join_cgroup(cgroups[c]);
 #ifdef __linux__
     if (netns && unshare(CLONE_NEWNET)) die("unshare(CLONE_NEWNET)");
+    if (netns && loopback) loopback_up();
 #else
     if (netns) fail(125, "--netns needs Linux", NULL);
 #endif

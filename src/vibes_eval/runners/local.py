@@ -19,8 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from vibes_eval.core.devices import DevicePool
 from vibes_eval.core.errors import RunnerError
-from vibes_eval.core.runner import Capabilities, IsolationLevel, Session, SessionSpec, TaskRunner
+from vibes_eval.core.runner import (
+    Capabilities,
+    IsolationLevel,
+    NetworkPolicy,
+    Session,
+    SessionSpec,
+    TaskRunner,
+)
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 from vibes_eval.runners import quota, spawn
 from vibes_eval.runners.cgroups import CgroupStats, JobCgroup
@@ -108,16 +116,34 @@ class LocalRunner(TaskRunner):
         sweep_stale_sessions(self.root)
         self._live: dict[int, Job] = {}  # running commands by pid, for close()
         self._lock = threading.Lock()
+        self.devices = DevicePool()
+        if self.devices.devices:
+            self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
+                update={"devices": tuple(d.index for d in self.devices.devices)}
+            )
 
     # -- lifecycle --------------------------------------------------------------------
 
     def prepare(self, spec: SessionSpec) -> Session:
+        """Raises, besides the interface's: PolicyUnsupported, DeviceUnavailable."""
+        self.check_policy(spec)
         label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.label)[:40] or "session"
         # The pid in the name lets a later run recognise a crashed run's leftovers.
         prefix = f"{label}-{os.getpid()}-{next(_ids)}-"
-        host_dir = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+        device = self.devices.acquire(spec.device) if spec.device else None
+        try:
+            host_dir = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+        except BaseException:
+            if device is not None:
+                self.devices.release(device)
+            raise
         session = Session(
-            id=host_dir.name, runner=self.name, path=host_dir, host_dir=host_dir, spec=spec
+            id=host_dir.name,
+            runner=self.name,
+            path=host_dir,
+            host_dir=host_dir,
+            spec=spec,
+            device=device,
         )
         try:
             self.setup_workdir(session)
@@ -137,8 +163,13 @@ class LocalRunner(TaskRunner):
         """
 
     def cleanup(self, session: Session) -> None:
-        if session.host_dir is not None and session.host_dir.exists():
-            shutil.rmtree(session.host_dir, onerror=_force_remove)
+        try:
+            if session.host_dir is not None and session.host_dir.exists():
+                shutil.rmtree(session.host_dir, onerror=_force_remove)
+        finally:
+            if session.device is not None:
+                self.devices.release(session.device)
+                session.device = None
 
     def close(self) -> None:
         with self._lock:
@@ -193,6 +224,8 @@ class LocalRunner(TaskRunner):
             "HOME": str(session.path),
             "TMPDIR": str(session.path / "tmp"),  # cc aborts while linking without it
             "LANG": "C.UTF-8",
+            # Only the GPU the session holds is visible; none for the others.
+            "CUDA_VISIBLE_DEVICES": session.device or "",
         }
 
     def open_job(self, job: Job) -> None:
@@ -347,6 +380,7 @@ class ProcessRunner(LocalRunner):
     capabilities: ClassVar[Capabilities] = Capabilities(
         isolation_level=IsolationLevel.PROCESS,
         enforces_memory=True,
+        network=frozenset({NetworkPolicy.UNRESTRICTED}),
         notes="memory via RLIMIT_AS; no filesystem, network or pids isolation; "
         "a grandchild that calls setsid can outlive the timeout",
     )
@@ -366,7 +400,7 @@ class UnsandboxedRunner(LocalRunner):
 
     name: ClassVar[str] = "none"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        isolation_level=IsolationLevel.NONE, supports_networking=True
+        isolation_level=IsolationLevel.NONE, network=frozenset({NetworkPolicy.UNRESTRICTED})
     )
 
     def __init__(self, root: Path | None = None) -> None:

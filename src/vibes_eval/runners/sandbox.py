@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.core.errors import RunnerError, RunnerUnavailable
-from vibes_eval.core.runner import Capabilities, IsolationLevel, Session
+from vibes_eval.core.devices import cuda_paths
+from vibes_eval.core.errors import PolicyUnsupported, RunnerError, RunnerUnavailable
+from vibes_eval.core.runner import Capabilities, IsolationLevel, NetworkPolicy, Session
 from vibes_eval.core.types import Limits
 from vibes_eval.runners import cgroups, quota, spawn
 from vibes_eval.runners.launcher import launcher_path
@@ -88,6 +89,45 @@ def _user_tasks() -> int:
     return count
 
 
+def syscall_numbers(names: Sequence[str]) -> list[int]:
+    """This architecture's numbers for syscall names (libseccomp's table).
+
+    Raises:
+        PolicyUnsupported: a name this architecture does not have.
+    """
+    import pyseccomp
+
+    numbers = []
+    for name in names:
+        nr = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+        if nr < 0:
+            raise PolicyUnsupported(f"unknown system call {name!r} in the sandbox policy")
+        numbers.append(nr)
+    return numbers
+
+
+def policy_flags(session: Session) -> list[str]:
+    """Launcher flags for the session's network policy and extra blocked syscalls, applied
+    with its seccomp filter."""
+    policy = session.spec.policy
+    flags = [] if policy.network is NetworkPolicy.DISABLED else ["--net"]
+    for nr in syscall_numbers(policy.blocked_syscalls):
+        flags += ["--deny-syscall", str(nr)]
+    return flags
+
+
+def granted_paths(session: Session) -> tuple[list[str], list[str]]:
+    """(read-only, read-write) paths the session's policy and its device add."""
+    policy = session.spec.policy
+    readonly = [str(p) for p in policy.readonly_paths]
+    writable = [str(p) for p in policy.writable_paths]
+    if session.device is not None:
+        dev_rw, dev_ro = cuda_paths()
+        readonly += dev_ro
+        writable += dev_rw
+    return readonly, writable
+
+
 class ConfinedRunner(LocalRunner):
     """Shared by the Linux sandboxes: a per-job cgroup (memory, pids, kill of the whole
     tree), a tmpfs work dir with a size quota, rlimits through the launcher, and a note of
@@ -98,7 +138,11 @@ class ConfinedRunner(LocalRunner):
         enforces_memory=True,
         enforces_pids=True,
         enforces_disk=True,
-        blocks_network=True,
+        network=frozenset(
+            {NetworkPolicy.DISABLED, NetworkPolicy.LOCAL, NetworkPolicy.UNRESTRICTED}
+        ),
+        blocks_syscalls=True,
+        extra_writable=True,
     )  # what the machine lacks is added per instance (``notes``)
     uses_launcher: ClassVar[bool] = True
     # bwrap and firejail report a job killed by signal N as exit code 128+N
@@ -182,17 +226,17 @@ class ConfinedRunner(LocalRunner):
         return args
 
     def readonly_paths(self, job: Job) -> list[str]:
-        return [*SYSTEM_READONLY, *(str(p) for p in job.session.spec.readonly_paths)]
+        return [*SYSTEM_READONLY, *granted_paths(job.session)[0]]
 
     def landlock_args(self, job: Job) -> list[str]:
-        """Launcher flags for Landlock (only the listed paths) and the seccomp filter."""
+        """Launcher flags for Landlock (only the listed paths) and the seccomp filter,
+        with the session's network policy and extra blocked syscalls."""
         args: list[str] = []
         for path in self.readonly_paths(job):
             args += ["--ro", path]
-        args += ["--rw", str(job.session.path)]
-        for dev in DEVICES_WRITABLE:
-            args += ["--rw", dev]
-        return [*args, "--landlock", "--seccomp"]
+        for path in [str(job.session.path), *DEVICES_WRITABLE, *granted_paths(job.session)[1]]:
+            args += ["--rw", path]
+        return [*args, "--landlock", "--seccomp", *policy_flags(job.session)]
 
     def normalize(self, raw: spawn.RawExit) -> spawn.RawExit:
         code = raw.exit_code
@@ -220,6 +264,10 @@ class LandlockRunner(ConfinedRunner):
         weaker = []
         if not self.privileged:
             weaker.append("no network namespace (seccomp and Landlock still block sockets)")
+            # Loopback only needs a namespace of its own.
+            self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
+                update={"network": frozenset({NetworkPolicy.DISABLED, NetworkPolicy.UNRESTRICTED})}
+            )
         if self.abi < 4:
             weaker.append(f"Landlock ABI {self.abi} < 4: TCP is blocked by seccomp only")
         if self.abi < 6:
@@ -242,6 +290,9 @@ class LandlockRunner(ConfinedRunner):
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
         argv = [self.launcher, *self.outer_args(job)]
+        network = job.session.spec.policy.network
+        if self.privileged and network is not NetworkPolicy.UNRESTRICTED:
+            argv += ["--netns"] + (["--loopback"] if network is NetworkPolicy.LOCAL else [])
         if self.privileged:
-            argv += ["--netns", "--drop-caps"]
+            argv += ["--drop-caps"]
         return [*argv, *self.landlock_args(job), "--", *command]

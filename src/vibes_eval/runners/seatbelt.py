@@ -96,7 +96,6 @@ class SeatbeltRunner(LocalRunner):
     capabilities: ClassVar[Capabilities] = Capabilities(
         isolation_level=IsolationLevel.SANDBOX,
         enforces_memory=True,
-        blocks_network=True,
         notes="memory via RLIMIT_AS only; no pids limit or disk quota per job; a setsid "
         "grandchild can outlive a timeout",
     )

@@ -32,13 +32,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vibes_eval.core.errors import RunnerError, RunnerUnavailable
-from vibes_eval.core.runner import Capabilities, IsolationLevel, Session, SessionSpec
+from vibes_eval.core.runner import (
+    Capabilities,
+    IsolationLevel,
+    NetworkPolicy,
+    Session,
+    SessionSpec,
+)
 from vibes_eval.core.types import ExecutionResult, Limits
 from vibes_eval.runners import quota, spawn
 from vibes_eval.runners.cgroups import CgroupStats
 from vibes_eval.runners.docker.client import connect
 from vibes_eval.runners.docker.image import ensure_image
 from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
+from vibes_eval.runners.sandbox import granted_paths, policy_flags
 
 BOX = "/usr/local/bin/vibes-box"
 LAUNCH = "/usr/local/bin/vibes-launch"  # launcher.c, built into the image
@@ -78,7 +85,11 @@ class DockerRunner(LocalRunner):
         enforces_memory=True,
         enforces_pids=True,
         enforces_disk=True,
-        blocks_network=True,
+        network=frozenset(
+            {NetworkPolicy.DISABLED, NetworkPolicy.LOCAL, NetworkPolicy.UNRESTRICTED}
+        ),
+        blocks_syscalls=True,
+        extra_writable=True,
         notes="one container per session; commands of a session share it, one at a time",
     )
 
@@ -133,8 +144,12 @@ class DockerRunner(LocalRunner):
 
         work = str(session.path)
         mounts = [Mount(target=work, source=work, type="bind", read_only=False)]
-        for p in session.spec.readonly_paths:
-            mounts.append(Mount(target=str(p), source=str(p), type="bind", read_only=True))
+        readonly, writable = granted_paths(session)
+        for p in readonly:
+            mounts.append(Mount(target=p, source=p, type="bind", read_only=True))
+        for p in writable:
+            if not p.startswith("/dev/"):  # device nodes come with the device request
+                mounts.append(Mount(target=p, source=p, type="bind", read_only=False))
         mem = f"{limits.memory_mb}m"
         try:
             container = self.client.containers.run(
@@ -142,7 +157,8 @@ class DockerRunner(LocalRunner):
                 detach=True,
                 name=f"vibes-{session.id}",
                 labels={LABEL_OWNER: _owner(), "vibes-eval.session": session.id},
-                network_mode="none",
+                network_mode=self._network_mode(session),
+                device_requests=self._device_requests(session),
                 read_only=True,
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
@@ -159,6 +175,20 @@ class DockerRunner(LocalRunner):
         except docker.errors.DockerException as exc:
             raise RunnerError(f"cannot start a container for {session.id}: {exc}") from exc
         return _Box(container=container, limits=(limits.memory_mb, limits.pids))
+
+    def _network_mode(self, session: Session) -> str:
+        """``none`` still has a loopback interface: enough for a local-only session."""
+        if session.spec.policy.network is not NetworkPolicy.UNRESTRICTED:
+            return "none"
+        names = {n.name for n in self.client.networks.list()}
+        return "bridge" if "bridge" in names else "host"  # a daemon started with --bridge=none
+
+    def _device_requests(self, session: Session) -> list[Any]:
+        if session.device is None:
+            return []
+        from docker.types import DeviceRequest
+
+        return [DeviceRequest(device_ids=[session.device], capabilities=[["gpu"]])]
 
     def _fit(self, box: _Box, limits: Limits) -> None:
         """Restart a container a timeout killed; apply changed memory and pids limits."""
@@ -245,12 +275,12 @@ class DockerRunner(LocalRunner):
 
     # -- execution ----------------------------------------------------------------------
 
-    def _box_argv(self, limits: Limits, command: Sequence[str]) -> list[str]:
+    def _box_argv(self, session: Session, limits: Limits, command: Sequence[str]) -> list[str]:
         return [
             BOX, "run", "--cap", str(limits.output_bytes),
             "--timeout-ms", str(max(1, int(limits.timeout_s * 1000))),
             *rlimit_args(limits, address_space=False),  # memory: the container's cgroup
-            "--", LAUNCH, "--seccomp", "--", *command,
+            "--", LAUNCH, "--seccomp", *policy_flags(session), "--", *command,
         ]  # fmt: skip
 
     def execute(
@@ -281,7 +311,7 @@ class DockerRunner(LocalRunner):
             try:
                 exec_id = self.client.api.exec_create(
                     box.container.id,
-                    self._box_argv(limits, command),
+                    self._box_argv(session, limits, command),
                     stdin=stdin is not None,
                     user=f"{self.user[0]}:{self.user[1]}",
                     workdir=str(workdir),

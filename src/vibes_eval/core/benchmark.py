@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vibes_eval.core import metrics as m
 from vibes_eval.core.jsonl import SampleSource
+from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import (
     CORE_REASONS,
@@ -114,12 +115,19 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     ) -> None:
         """Run one unit, calling ``on_result`` once per sample as soon as it is known.
 
-        The default runs samples one at a time; batched benchmarks override this.
-        Raises nothing for a sample's misbehaviour; ``RunnerError`` only for the runner.
+        The default runs samples one at a time; a ``RunnerError`` makes that sample an
+        infra error and the unit goes on. Batched benchmarks override this. Raises nothing
+        for a sample's misbehaviour; the engine makes whatever escapes an infra error of
+        the samples not yet reported.
         """
         for sample in unit:
             task = tasks[sample.task_id]
-            on_result(self.evaluate(task, sample, self.run_task(task, sample, runner)))
+            try:
+                output = self.run_task(task, sample, runner)
+            except RunnerError as exc:  # this sample's infrastructure, not its neighbours'
+                on_result(self.infra_result(sample, f"{type(exc).__name__}: {exc}"))
+                continue
+            on_result(self.evaluate(task, sample, output))
 
     # -- metrics and reporting ------------------------------------------------------------
 

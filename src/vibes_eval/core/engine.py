@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 from vibes_eval.core.benchmark import Benchmark
@@ -108,6 +108,57 @@ def _copy_for(result: SampleResult, sample: Sample, *, cached: bool) -> SampleRe
     )
 
 
+def _run_units(
+    units: list[list[Sample]],
+    work: Callable[[list[Sample]], None],
+    workers: int,
+    stopping: threading.Event,
+    runner: TaskRunner,
+) -> None:
+    """Run ``work`` over ``units`` on ``workers`` threads; on any exception in this thread
+    (Ctrl-C) stop them: nothing new starts, ``runner.close()`` kills what runs, and every
+    thread has ended before it is raised again.
+
+    Own threads, not a ThreadPoolExecutor: an executor whose ``submit`` is interrupted
+    while it starts a thread has not recorded that thread yet, and would not wait for it.
+    """
+    queue: deque[list[Sample]] = deque(units)
+    lock = threading.Lock()
+    escaped: list[BaseException] = []
+
+    def loop() -> None:
+        while not stopping.is_set():
+            with lock:
+                if not queue:
+                    return
+                unit = queue.popleft()
+            try:
+                work(unit)
+            except BaseException as exc:  # work() keeps Exceptions; this is worse
+                escaped.append(exc)
+                return
+
+    threads: list[threading.Thread] = []
+    try:
+        for n in range(min(workers, len(units))):
+            threads.append(threading.Thread(target=loop, name=f"vibes-worker-{n}", daemon=True))
+            threads[-1].start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)  # short waits keep the main thread responsive to Ctrl-C
+                if escaped:
+                    raise escaped[0]
+        if escaped:
+            raise escaped[0]
+    except BaseException:
+        stopping.set()
+        runner.close()  # kills every running command
+        for t in threads:
+            if t.ident is not None:  # started, even if start() was interrupted
+                t.join()
+        raise
+
+
 def run_samples(
     benchmark: Benchmark[Any, Any],
     tasks: dict[str, Task],
@@ -189,23 +240,11 @@ def run_samples(
     limit = runner.capabilities.max_parallelism
     workers = max(1, min(workers, limit) if limit else workers)
     units = benchmark.plan(pending, workers)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vibes-worker")
-    futures: set[Future[None]] = {pool.submit(work, unit) for unit in units}
     try:
-        while futures:
-            # Short waits keep the main thread responsive to Ctrl-C.
-            finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                fut.result()
+        _run_units(units, work, workers, stopping, runner)
     except BaseException:
-        stopping.set()
-        for fut in futures:
-            fut.cancel()
-        runner.close()  # kills every running command
-        pool.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(Exception):  # what the recorder has stays; the first error wins
             recorder.flush()
         raise
-    pool.shutdown(wait=True)
     recorder.flush()
     return {s.key: results[s.key] for s in samples if s.key in results}

@@ -162,13 +162,14 @@ def _fields(model: type[BaseModel], parents: list[str]) -> list[str]:
 
 
 def _line_of(path: Path | None, leaf: str) -> int | None:
-    """The first line of a config file that sets ``leaf`` (TOML `key =`, YAML `key:`)."""
+    """The first line of a config file that sets ``leaf`` (TOML `key =`, YAML `key:`,
+    JSON `"key":`)."""
     if path is None:
         return None
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(leaf)}[\"']?\s*[=:]")
+    pattern = re.compile(rf"(?:^|[\s{{,])[\"']?{re.escape(leaf)}[\"']?\s*[=:]")
     try:
         for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if pattern.match(text):
+            if pattern.search(text):
                 return n
     except OSError:
         return None

@@ -116,6 +116,7 @@ class LocalRunner(TaskRunner):
         sweep_stale_sessions(self.root)
         self._live: dict[int, Job] = {}  # running commands by pid, for close()
         self._lock = threading.Lock()
+        self._closed = False
         self.devices = DevicePool()
         if self.devices.devices:
             self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
@@ -172,7 +173,10 @@ class LocalRunner(TaskRunner):
                 session.device = None
 
     def close(self) -> None:
+        """Kill what runs; a command that starts after this is killed as it starts (a
+        worker may be past every check when Ctrl-C arrives)."""
         with self._lock:
+            self._closed = True
             jobs = list(self._live.values())
         for job in jobs:
             job.closed = True
@@ -355,6 +359,10 @@ class LocalRunner(TaskRunner):
         job.pid = pid
         with self._lock:
             self._live[pid] = job
+            closed = self._closed
+        if closed:
+            job.closed = True
+            self.kill(job)
 
 
 def rlimit_args(limits: Limits, *, address_space: bool = True) -> list[str]:

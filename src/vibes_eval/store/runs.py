@@ -18,7 +18,7 @@ import vibes_eval
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.runner import TaskRunner
-from vibes_eval.core.types import Sample, Task, sha256
+from vibes_eval.core.types import Reason, Sample, Task, sha256
 from vibes_eval.store import process
 from vibes_eval.store.base import EventStore, UnknownRun
 from vibes_eval.store.events import RunResumed, RunStarted, verdict_config
@@ -166,6 +166,11 @@ def differences(stored: RunStarted, new: RunStarted) -> list[str]:
     return out
 
 
+def _has_infra_errors(store: EventStore, run_id: str) -> bool:
+    """A completed run whose verdicts include infra errors is resumed to retry them."""
+    return any(r.reason == Reason.INFRA for r in store.samples(run_id))
+
+
 @dataclass
 class OpenedRun:
     run_id: str
@@ -200,7 +205,7 @@ def begin(
             f"run '{run_id}' was started with other settings: {'; '.join(diff)}. "
             "Use the original settings, or another --run-id for a new run"
         )
-    if info.status == "completed":
+    if info.status == "completed" and not _has_infra_errors(store, run_id):
         return OpenedRun(run_id, resumed=True, finished=True)
     if info.status == "running" and process.is_alive(info.host, info.pid, info.proc_start):
         raise UserError(

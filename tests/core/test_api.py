@@ -49,7 +49,11 @@ def test_evaluate_records_resumes_and_reads_back(fake: str, tmp_path: Path) -> N
         assert listed["a"]["metric"] == "mean_speed" and listed["a"]["value"] == 2.0
         assert results.metrics("b") == pytest.approx({"pass@1": 1.0, "mean_speed": 3.0})
         verdicts = results.results("a")
-        assert [(r.task_id, r.passed) for r in verdicts] == [("F/0", True), ("F/1", False), ("F/2", True)]
+        assert [(r.task_id, r.passed) for r in verdicts] == [
+            ("F/0", True),
+            ("F/1", False),
+            ("F/2", True),
+        ]
         assert verdicts[2].measurements["speed"] == 4.0
         cmp = results.compare("a", "b")
         speed = next(m for m in cmp.metrics if m.metric == "mean_speed")
@@ -58,7 +62,7 @@ def test_evaluate_records_resumes_and_reads_back(fake: str, tmp_path: Path) -> N
 
 
 def test_bad_settings_and_inputs_are_one_line_errors(fake: str) -> None:
-    with pytest.raises(UserError, match="field 'taks'.*unknown setting for fake"):
+    with pytest.raises(UserError, match=r"field 'taks'.*unknown setting for fake"):
         vibes_eval.evaluate(fake, rows("pass"), config={"taks": 1}, sandbox="process")
     with pytest.raises(UserError, match="samples:1 field 'task_id': unknown task id"):
         vibes_eval.evaluate(fake, [{"task_id": "X", "completion": ""}], sandbox="process")

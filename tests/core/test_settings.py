@@ -58,7 +58,9 @@ def test_config_file_errors_name_file_line_and_setting(
 def test_a_set_error_names_the_flag() -> None:
     with pytest.raises(UserError) as err:
         build(HumanEvalConfig, [parse_assignments(["limits.timeout_s=soon"])], "humaneval-rust")
-    assert str(err.value).startswith("field 'limits.timeout_s': --set: Input should be a valid number")
+    assert str(err.value).startswith(
+        "field 'limits.timeout_s': --set: Input should be a valid number"
+    )
 
 
 def test_the_cli_takes_config_and_set_and_refuses_unknown_settings(tmp_path: Path) -> None:

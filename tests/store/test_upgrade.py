@@ -44,7 +44,9 @@ def old_checkout(dest: Path) -> Path | None:
 
 
 def old_cli(src: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = f"import sys; sys.path.insert(0, {str(src)!r}); from vibes_eval.cli.app import main; main()"
+    code = (
+        f"import sys; sys.path.insert(0, {str(src)!r}); from vibes_eval.cli.app import main; main()"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
     )

@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from vibes_eval.core import metrics as m
-from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.errors import RunnerError
+from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import (
     CORE_REASONS,

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+from datetime import datetime
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -43,6 +45,7 @@ _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 _TRIM = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "var/cache/apt/archives", "var/lib/apt/lists")  # fmt: skip
 
+STALE_AFTER_S = 24 * 3600  # images of other recipes are removed after this long
 _lock = threading.Lock()
 
 Log = Callable[[str], None]
@@ -157,12 +160,25 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
 
 
 def _prune(client: Any, keep: set[str]) -> None:
-    """Remove images of earlier recipes (a rebuild leaves the old ones behind)."""
+    """Remove images of earlier recipes (a rebuild leaves the old ones behind) once they
+    are a day old: another checkout of another version may be using one right now (its
+    sessions would fail to start), and the day gives it time to finish."""
+    cutoff = time.time() - STALE_AFTER_S
     for repo in (IMAGE_REPO, BASE_REPO):
         for img in client.images.list(name=repo):
-            if not keep & set(img.tags):
-                with contextlib.suppress(Exception):  # still used by a container: keep it
-                    client.images.remove(img.id)
+            if keep & set(img.tags) or _created(img) > cutoff:
+                continue
+            with contextlib.suppress(Exception):  # still used by a container: keep it
+                client.images.remove(img.id)
+
+
+def _created(img: Any) -> float:
+    """An image's creation time (Unix seconds); now when it cannot be read."""
+    text = str(img.attrs.get("Created", ""))
+    try:
+        return datetime.fromisoformat(text[:26].rstrip("Z") + "+00:00").timestamp()
+    except ValueError:
+        return time.time()
 
 
 def _ensure_base(client: Any, log: Log) -> str:

@@ -20,8 +20,8 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime
 from collections.abc import Callable
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any

@@ -98,8 +98,9 @@ class Evaluation:
         self.runner = resolve_runner(self.request.sandbox)
         try:
             self.prepared.benchmark.environment()  # build toolchain pieces before the clock
-            if self.runner.capabilities.notes:
-                self.notes.append(f"sandbox {self.runner.name}: {self.runner.capabilities.notes}")
+            weaker = self.runner.capabilities.weaknesses()
+            if weaker:
+                self.notes.append(f"sandbox {self.runner.name}: {'; '.join(weaker)}")
             store = open_store_for_run(self.request.store)
             if store is not None:
                 self.recording = self._start(store)

@@ -50,10 +50,13 @@ CHROMIUM_FLAGS = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, target in fakebench.BENCHMARKS.items():
-        monkeypatch.setitem(registry.BENCHMARKS, name, target)
+@pytest.fixture(scope="module", autouse=True)
+def _fake_benchmarks() -> Iterator[None]:
+    """The stand-in benchmarks, registered before any app of the module reads a run."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name, target in fakebench.BENCHMARKS.items():
+            mp.setitem(registry.BENCHMARKS, name, target)
+        yield
 
 
 @dataclass
@@ -73,7 +76,7 @@ def _pg_schema_url(schema: str) -> str:
 
 
 @pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+    scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def store_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -111,16 +114,18 @@ def cli_run(store_at: str, samples: Path, label: str, out: Path) -> str:
 
 def hostile_samples(path: Path) -> Path:
     """The sanity samples with every third completion made of HTML and script (it does not
-    compile, so the compiler's error quoting it lands in the detail and stderr too)."""
+    compile), and a few that panic with it as the message (which lands in the detail)."""
     rows = [json.loads(line) for line in (EXAMPLES / "sanity" / "samples.jsonl").open()]
     for i, row in enumerate(rows):
         if i % 3 == 0:
             row["completion"] = f"    {fakebench.HOSTILE}\n}}\n"
+        elif i % 6 == 1:
+            row["completion"] = f'    panic!("{{}}", r#"{fakebench.HOSTILE}"#);\n}}\n'
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def filled(store_url: str, tmp_path_factory: pytest.TempPathFactory) -> Filled:
     if shutil.which("rustc") is None:
         pytest.skip("rustc not found: the HumanEval runs need it")
@@ -158,7 +163,9 @@ class Server:
         port = self.sock.getsockname()[1]
         self.base = f"http://127.0.0.1:{port}"
         app = guarded(create_app(WebData(store_at)), decide("127.0.0.1", port, token), port)
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
         self.thread.daemon = True
@@ -171,19 +178,18 @@ class Server:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self.server.force_exit = True  # open event streams end now
-        self.thread.join(timeout=15)
+        self.thread.join(timeout=10)
+        if self.thread.is_alive():
+            self.server.force_exit = True  # an event stream still open
+            self.thread.join(timeout=10)
         self.sock.close()
 
 
 @pytest.fixture(scope="module")
 def server(filled: Filled) -> Iterator[Server]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name, target in fakebench.BENCHMARKS.items():
-            mp.setitem(registry.BENCHMARKS, name, target)
-        srv = Server(filled.url)
-        yield srv
-        srv.stop()
+    srv = Server(filled.url)
+    yield srv
+    srv.stop()
 
 
 @pytest.fixture(scope="session")

@@ -104,6 +104,7 @@ def started(run_id: str, benchmark: str, n: int, tasks: int, **kw: Any) -> RunSt
         "runner": "process",
         "isolation": "process",
         "labels": {"model": run_id},
+        "host": host(),  # with no live pid: a run that did not finish shows as interrupted
     }
     values.update(kw)
     return RunStarted(run_id=run_id, **values)

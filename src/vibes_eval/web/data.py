@@ -128,7 +128,10 @@ class WebData:
             return summarize(info.run_id, version, st.scored(info.run_id), scoring)
 
         small = info.n_done <= SYNC_LIMIT
-        return self.summaries.get(info.run_id, version, compute, wait=wait or small)
+        # A run still being evaluated may show the last summary while the next one is
+        # computed; a finished run's is computed once, for its final state.
+        live = status_of(info) == "running"
+        return self.summaries.get(info.run_id, version, compute, wait=wait or small, stale_ok=live)
 
     def warm(self) -> None:
         """Summarize every run in the background, newest first, so that first visits of

@@ -47,18 +47,25 @@ class Memo(Generic[T]):
             return self._entries.get(key)
 
     def get(
-        self, key: Hashable, version: Hashable, compute: Callable[[], T], *, wait: bool = True
+        self,
+        key: Hashable,
+        version: Hashable,
+        compute: Callable[[], T],
+        *,
+        wait: bool = True,
+        stale_ok: bool = True,
     ) -> tuple[T | None, bool]:
-        """(value, fresh). A stale value comes back at once (``fresh`` False) while a
-        fresh one is computed in the background; with no value yet, ``wait`` computes it
-        here, else it is scheduled and (None, False) comes back.
+        """(value, fresh). With ``stale_ok``, a stale value comes back at once (``fresh``
+        False) while a fresh one is computed in the background; with no value yet (or a
+        stale one that will not do), ``wait`` computes it here, else it is scheduled and
+        (None, False) comes back.
 
         Raises: whatever ``compute`` raises, when computed here.
         """
         entry = self.peek(key)
         if entry is not None and entry.version == version:
             return entry.value, True
-        if entry is not None:
+        if entry is not None and stale_ok:
             if time.monotonic() - entry.at >= max(MIN_AGE_S, COST_FACTOR * entry.cost):
                 self.schedule(key, version, compute)
             return entry.value, False

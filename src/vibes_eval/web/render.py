@@ -40,7 +40,9 @@ _formatter = HtmlFormatter(cssclass="hl", linenos="inline", wrapcode=True)
 
 @cache
 def pygments_css() -> str:
-    return _formatter.get_style_defs(".hl")
+    """Pygments' colours, scoped to ``.hl`` (its unscoped ``pre`` rule dropped)."""
+    lines = _formatter.get_style_defs(".hl").splitlines()
+    return "\n".join(line for line in lines if not line.startswith("pre ")) + "\n"
 
 
 def strip_ansi(text: str) -> str:

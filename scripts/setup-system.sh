@@ -8,6 +8,7 @@ APT_PACKAGES=(
   librust-rand-dev librust-regex+default-dev librust-md5-dev  # crates HumanEval-X uses, default features
   bubblewrap firejail           # --sandbox bwrap / firejail
   docker.io debootstrap         # --sandbox docker: the daemon, and the image's base built offline
+  chromium chromium-driver      # tests/web drive the results pages in headless chromium
 )
 
 missing=()

@@ -152,7 +152,7 @@ def free_port() -> int:
 class Server:
     """The app as `vibes eval serve` builds it, on uvicorn in a thread."""
 
-    def __init__(self, store_at: str, token: str | None = None) -> None:
+    def __init__(self, store_at: str, token: str | None = None, *, warm: bool = True) -> None:
         import uvicorn
 
         from vibes_eval.web.app import create_app
@@ -162,7 +162,9 @@ class Server:
         self.sock = bind("127.0.0.1", 0)
         port = self.sock.getsockname()[1]
         self.base = f"http://127.0.0.1:{port}"
-        app = guarded(create_app(WebData(store_at)), decide("127.0.0.1", port, token), port)
+        app = guarded(
+            create_app(WebData(store_at), warm=warm), decide("127.0.0.1", port, token), port
+        )
         config = uvicorn.Config(
             app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
         )

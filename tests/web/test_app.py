@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from tests.web import fakebench
 from tests.web.conftest import Filled
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
+from vibes_eval.web import data as data_module
 from vibes_eval.web.app import create_app
 from vibes_eval.web.data import WebData
 from vibes_eval.web.server import decide, guarded
@@ -391,3 +393,41 @@ def test_running_run_reports_progress(filled: Filled) -> None:
         run = get_json(c, "/api/runs/live-api")
         assert run["run"]["samples"] == 10 and run["run"]["status"] == "running"
         assert run["summary"]["samples"] in (6, 10)  # fresh, or the last one while it refreshes
+
+
+def wait_ready(c: TestClient, path: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while (status := c.get(path).status_code) == 202:
+        assert time.monotonic() < deadline, f"{path} still computing"
+        time.sleep(0.2)
+    assert status == 200
+
+
+def test_big_runs_are_scored_in_the_worker_process(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs over SYNC_LIMIT are summarized and compared in the child process, in the
+    background: their pages answer at once, then fill in, with the same figures."""
+    with make_client(filled.url) as c:
+        here_run = get_json(c, f"/api/runs/{filled.alpha}")
+        here_pair = get_json(c, "/api/compare", runs=f"{filled.alpha},{filled.beta}")
+        here_kernels = get_json(c, "/api/compare", runs="kernels-a,kernels-b")
+    monkeypatch.setattr(data_module, "SYNC_LIMIT", 10)
+    app = guarded(
+        create_app(WebData(filled.url), warm=False), decide("127.0.0.1", PORT, None), PORT
+    )
+    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}") as c:
+        first = page_text(c, f"/runs/{filled.alpha}")
+        assert 'id="pending"' in first or "pass@2" in first
+        wait_ready(c, f"/runs/{filled.alpha}/live")
+        assert "pass@2" in page_text(c, f"/runs/{filled.alpha}")
+        worker_run = get_json(c, f"/api/runs/{filled.alpha}")
+        assert worker_run["metrics"] == here_run["metrics"]
+        assert worker_run["tasks"] == here_run["tasks"]
+        compare_page = page_text(c, "/compare", runs=f"{filled.alpha},{filled.beta}")
+        assert "McNemar" in compare_page or 'id="pending"' in compare_page
+        wait_ready(c, f"/compare/ready?runs={filled.alpha},{filled.beta}")
+        pair = get_json(c, "/api/compare", runs=f"{filled.alpha},{filled.beta}")
+        assert pair["comparisons"] == here_pair["comparisons"]
+        kernels = get_json(c, "/api/compare", runs="kernels-a,kernels-b")
+        assert kernels["comparisons"] == here_kernels["comparisons"]

@@ -24,6 +24,7 @@ from tests.web.conftest import Filled, Server
 from vibes_eval.store.events import RunCompleted
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
+from vibes_eval.web import data as data_module
 
 pytestmark = pytest.mark.slow
 WAIT_S = 30
@@ -185,3 +186,22 @@ def test_a_running_run_updates_live(
     )
     assert browser.find_element(By.ID, "done").text == "40"
     shot(browser, tmp_path, "live", filled)
+
+
+def test_a_big_run_fills_in_when_its_figures_are_ready(
+    browser: Any, filled: Filled, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past SYNC_LIMIT a run is scored in the worker process: its page comes at once,
+    says it is computing, and reloads itself when the figures are ready."""
+    monkeypatch.setattr(data_module, "SYNC_LIMIT", 10)
+    srv = Server(filled.url, warm=False)
+    try:
+        browser.get(f"{srv.base}/runs/{filled.alpha}")
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#metrics .metric"), "metrics")
+        assert not browser.find_elements(By.ID, "pending")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#tasks tbody tr")) == 10
+        browser.get(f"{srv.base}/compare?runs={filled.alpha},{filled.beta}")
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "p.mcnemar"), "comparison")
+        shot(browser, tmp_path, "compare-worker", filled)
+    finally:
+        srv.stop()

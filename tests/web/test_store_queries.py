@@ -146,3 +146,24 @@ def test_read_only_opening_creates_nothing(tmp_path: Path) -> None:
     assert sorted(
         p.name for p in odd.parent.iterdir() if not p.name.endswith(("-wal", "-shm"))
     ) == ["s?x.sqlite"]
+
+
+def test_scored_rows_of_interleaved_runs(store: SqlStore) -> None:
+    """Two runs recorded at once: their rows alternate in the table (SQLite reads them by
+    index then, not as one stretch of the table); both read back whole."""
+    store.append([started("x", n_samples=40), started("y", n_samples=40)])
+    for i in range(20):
+        store.append([verdict("x", f"T/{i}", 0, i % 2 == 0), verdict("y", f"T/{i}", 0, True)])
+    store.append([verdict("x", f"U/{i}", 0, False) for i in range(20)])  # x alone now
+    for run_id, passed in (("x", 10), ("y", 20)):
+        rows = store.scored(run_id)
+        assert len(rows) == 40 if run_id == "x" else len(rows) == 20
+        assert sum(r.passed for r in rows) == passed
+        assert len({(r.task_id, r.index) for r in rows}) == len(rows)
+
+
+def test_uncounted_pages(store: SqlStore) -> None:
+    fill_store(store)
+    page = store.sample_page("a", passed=False, count=False)
+    assert page.total == -1 and len(page.rows) == 2
+    assert EventStore.sample_page(store, "a", count=False).total == -1

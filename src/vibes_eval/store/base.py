@@ -133,7 +133,7 @@ class SamplePage:
     """One page of a run's verdicts and how many match the filter in all."""
 
     rows: list[SampleRow]
-    total: int
+    total: int  # -1: not counted
 
 
 class EventStore(abc.ABC):
@@ -230,10 +230,12 @@ class EventStore(abc.ABC):
         order: SampleOrder = "task",
         offset: int = 0,
         limit: int = 50,
+        count: bool = True,
     ) -> SamplePage:
         """The run's verdicts matching every filter given, ``limit`` of them from
         ``offset``, ordered by task id and index ("task"), or by ``wall_s`` ("slowest",
-        "fastest"; ties by task id and index).
+        "fastest"; ties by task id and index). ``total`` counts every match; without
+        ``count`` it is -1 (counting a big run costs a scan of its rows).
 
         Raises:
             ValueError: an unknown order or a negative offset or limit.
@@ -250,7 +252,7 @@ class EventStore(abc.ABC):
         rows.sort(key=lambda r: (r.task_id, r.index))
         if order != "task":
             rows.sort(key=lambda r: r.wall_s, reverse=order == "slowest")
-        return SamplePage(rows[offset : offset + limit], len(rows))
+        return SamplePage(rows[offset : offset + limit], len(rows) if count else -1)
 
     def outcome_counts(self, run_id: str) -> dict[tuple[str, bool], int]:
         """{(reason, passed): verdicts} over the run's current verdicts.

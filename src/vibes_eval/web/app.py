@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -96,16 +96,22 @@ def sample_url(run_id: str, task_id: str, index: int) -> str:
     return url(run_url(run_id, "/sample"), task=task_id, index=index)
 
 
-def create_app(data: WebData, *, warm: bool = True) -> FastAPI:
+def create_app(
+    data: WebData, *, warm: bool = True, on_ready: Callable[[], None] | None = None
+) -> FastAPI:
     """The app over ``data`` (which it closes on shutdown). ``warm``: summarize every run
-    in the background at startup."""
+    in the background at startup; ``on_ready`` is called once it can answer."""
     env = templates()
     env.globals.update(url=url, run_url=run_url, sample_url=sample_url, store=data.where)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        for name in env.list_templates():  # compiled now, not on someone's first visit
+            env.get_template(name)
         if warm:
             await run_in_threadpool(data.warm)
+        if on_ready is not None:
+            on_ready()
         yield
         data.close()
 
@@ -227,7 +233,8 @@ def create_app(data: WebData, *, warm: bool = True) -> FastAPI:
         )
 
     def run_context(run_id: str, task_sort: str, task_page: int) -> dict[str, Any]:
-        info, summary = data.run(run_id)
+        # A big run seen for the first time: the page now, its metrics when computed.
+        info, summary = data.run(run_id, wait=False)
         tasks = sorted_tasks(summary, task_sort)
         pages = max(1, -(-len(tasks) // TASKS_PER_PAGE))
         task_page = min(max(1, task_page), pages)
@@ -253,8 +260,12 @@ def create_app(data: WebData, *, warm: bool = True) -> FastAPI:
 
     @app.get("/runs/{run_id}/live", response_class=HTMLResponse)
     def run_live(request: Request, run_id: str) -> HTMLResponse:
-        """The parts of the run page that change while it runs, for live.js to swap in."""
-        return page("run_live.html", request, **run_context(run_id, "task", 1))
+        """The parts of the run page that change while it runs, for live.js to swap in;
+        202 and nothing while the run's first summary is being computed."""
+        ctx = run_context(run_id, "task", 1)
+        if ctx["d"]["pending"]:
+            return HTMLResponse("", status_code=202)
+        return page("run_live.html", request, **ctx)
 
     # -- samples ------------------------------------------------------------------------
 
@@ -304,7 +315,7 @@ def create_app(data: WebData, *, warm: bool = True) -> FastAPI:
         )
         pages = max(1, -(-listing["total"] // SAMPLES_PER_PAGE))
         filters = {"task": task, "reason": reason, "passed": passed, "order": order}
-        reasons = data.reasons(run_id)
+        reasons = data.reasons(info)
         return page(
             "samples.html",
             request,
@@ -361,15 +372,27 @@ def create_app(data: WebData, *, warm: bool = True) -> FastAPI:
     def api_compare(runs: list[str] = Query(default_factory=list)) -> dict[str, Any]:
         return data.compare(run_ids(runs))
 
+    @app.get("/compare/ready")
+    def compare_ready(runs: list[str] = Query(default_factory=list)) -> Response:
+        """200 once every pair is compared (the compare page reloads then), else 202."""
+        pending = data.compare(run_ids(runs), wait=False)["pending"]
+        return Response(status_code=202 if pending else 200)
+
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(
         request: Request, runs: list[str] = Query(default_factory=list)
     ) -> HTMLResponse:
         ids = run_ids(runs)
-        result = data.compare(ids)
+        result = data.compare(ids, wait=False)
         for pair in result["comparisons"]:
             pair["scatter"] = compare_svgs(pair)
-        return page("compare.html", request, c=result, api=url("/api/compare", runs=",".join(ids)))
+        return page(
+            "compare.html",
+            request,
+            c=result,
+            ready=url("/compare/ready", runs=",".join(ids)),
+            api=url("/api/compare", runs=",".join(ids)),
+        )
 
     @app.get("/assets/pygments.css")
     def pygments_css() -> Response:

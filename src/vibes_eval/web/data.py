@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Hashable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
@@ -24,14 +23,16 @@ from vibes_eval.store.base import (
     StoreMissing,
     UnknownRun,
 )
-from vibes_eval.store.compare import compare
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.summary import label_text, status_of
 from vibes_eval.store.urls import resolve
-from vibes_eval.web.memo import Memo
-from vibes_eval.web.summary import RunSummary, summarize
+from vibes_eval.web.memo import Background, Memo
+from vibes_eval.web.summary import RunSummary
+from vibes_eval.web.worker import Rows, Worker, run_compare, run_summary
 
-SYNC_LIMIT = 20_000  # runs up to this many verdicts are summarized while the list waits
+# Runs of up to this many verdicts are summarized and compared here, at once; bigger ones in
+# the worker process, in the background (their page says so until it is done).
+SYNC_LIMIT = 20_000
 SLOWEST = 10
 PAGE_MAX = 500
 RETRY_OPEN_S = 1.0
@@ -59,17 +60,27 @@ def iso_seconds(a: str | None, b: str | None) -> float | None:
 class WebData:
     """Read-only access for the web pages. Thread-safe: requests run on a thread pool."""
 
-    def __init__(self, store_spec: str | None = None, *, store: EventStore | None = None) -> None:
+    def __init__(
+        self,
+        store_spec: str | None = None,
+        *,
+        store: EventStore | None = None,
+        worker: bool = True,
+    ) -> None:
+        """``store_spec`` as --store takes it; or an open ``store`` (then big runs are
+        scored in this process too). ``worker``: score big runs in a child process."""
         self.spec = store_spec
         self.where = resolve(store_spec).display if store is None else store.url
         self._store = store
         self._owns_store = store is None
         self._open_lock = threading.Lock()
         self._last_try = 0.0
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vibes-web")
-        self.summaries: Memo[RunSummary] = Memo(self._executor)
-        self.comparisons: Memo[dict[str, Any]] = Memo(self._executor, size=32)
+        self._background = Background()
+        self.summaries: Memo[RunSummary] = Memo(self._background)
+        self.comparisons: Memo[dict[str, Any]] = Memo(self._background, size=32)
         self._scorings: dict[str, Scoring] = {}
+        self._rows = Rows()  # of the runs scored here
+        self._worker = Worker(store_spec) if worker and store is None else None
 
     # -- the store ----------------------------------------------------------------------
 
@@ -94,7 +105,9 @@ class WebData:
         return st
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._background.close()
+        if self._worker is not None:
+            self._worker.close()
         if self._store is not None and self._owns_store:
             self._store.close()
 
@@ -118,15 +131,19 @@ class WebData:
 
     # -- summaries ----------------------------------------------------------------------
 
+    @staticmethod
+    def version(info: RunInfo) -> Hashable:
+        """The run's state: its last event."""
+        return info.extra.get("last_seq", info.updated_at)
+
+    def _here(self, *infos: RunInfo) -> bool:
+        """Whether to score these runs in this process (small, or no worker)."""
+        return self._worker is None or sum(i.n_done for i in infos) <= SYNC_LIMIT
+
     def summary(self, info: RunInfo, *, wait: bool = True) -> tuple[RunSummary | None, bool]:
         """(summary, fresh) of one run; see ``Memo.get``."""
-        version = info.extra.get("last_seq", info.updated_at)
-        scoring = self.scoring(info)
-        st = self._st()
-
-        def compute() -> RunSummary:
-            return summarize(info.run_id, version, st.scored(info.run_id), scoring)
-
+        version = self.version(info)
+        compute = self._summarizer(info)
         small = info.n_done <= SYNC_LIMIT
         # A run still being evaluated may show the last summary while the next one is
         # computed; a finished run's is computed once, for its final state.
@@ -140,13 +157,15 @@ class WebData:
         if st is None:
             return
         for info in st.runs():
-            version = info.extra.get("last_seq", info.updated_at)
+            self.summaries.schedule(info.run_id, self.version(info), self._summarizer(info))
+
+    def _summarizer(self, info: RunInfo) -> Any:
+        if self._here(info):
             scoring = self.scoring(info)
-            self.summaries.schedule(
-                info.run_id,
-                version,
-                lambda i=info, v=version, s=scoring: summarize(i.run_id, v, st.scored(i.run_id), s),
-            )
+            return lambda: run_summary(self._st(), self._rows, info.run_id, scoring)
+        worker = self._worker
+        assert worker is not None
+        return lambda: worker.summary(info.run_id)
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -226,16 +245,20 @@ class WebData:
             "version": info.extra.get("last_seq"),
         }
 
-    def run(self, run_id: str) -> tuple[dict[str, Any], RunSummary]:
-        """The run page's data (JSON-able) and the summary behind it. Raises: NotFound."""
+    def run(self, run_id: str, *, wait: bool = True) -> tuple[dict[str, Any], RunSummary]:
+        """The run page's data (JSON-able) and the summary behind it. Without ``wait``, a
+        big run whose summary is not computed yet gets an empty one, marked ``pending``,
+        while it is computed in the background. Raises: NotFound."""
         info = self.info(run_id)
         assert info.started is not None
-        summary, fresh = self.summary(info)
-        assert summary is not None
-        slowest = self._st().sample_page(run_id, order="slowest", limit=SLOWEST).rows
+        summary, fresh = self.summary(info, wait=wait)
+        pending = summary is None
+        if summary is None:
+            summary = RunSummary.pending(run_id, self.scoring(info).headline)
+        slowest = self._st().sample_page(run_id, order="slowest", limit=SLOWEST, count=False).rows
         started = info.started
         head = self.run_head(info)
-        if summary.samples < info.n_done:
+        if summary.samples < info.n_done and not pending:
             note = f"metrics over the first {summary.samples} of {info.n_done} verdicts so far"
             summary_notes = [note]
         else:
@@ -268,6 +291,7 @@ class WebData:
             "curves": [c.as_dict() for c in summary.curves],
             "slowest": [sample_row(r) for r in slowest],
             "notes": summary_notes + summary.notes,
+            "pending": pending,
             "summary": {
                 "samples": summary.samples,
                 "fresh": fresh,
@@ -294,7 +318,10 @@ class WebData:
             raise BadRequest(f"order must be one of {', '.join(SAMPLE_ORDERS)}")
         if offset < 0 or not 1 <= limit <= PAGE_MAX:
             raise BadRequest(f"offset must be >= 0 and limit 1..{PAGE_MAX}")
-        self.info(run_id)
+        info = self.info(run_id)
+        # Counting a big run's matches is a scan; its summary has counted them already.
+        entry = self.summaries.peek(run_id)
+        known = entry is not None and entry.version == self.version(info)
         page = self._st().sample_page(
             run_id,
             task_id=task or None,
@@ -303,10 +330,15 @@ class WebData:
             order=order,  # type: ignore[arg-type]
             offset=offset,
             limit=limit,
+            count=not known,
         )
+        total = page.total
+        if known:
+            assert entry is not None
+            total = entry.value.count(task or None, reason or None, passed)
         return {
             "run_id": run_id,
-            "total": page.total,
+            "total": total,
             "offset": offset,
             "limit": limit,
             "order": order,
@@ -314,9 +346,14 @@ class WebData:
             "rows": [sample_row(r) for r in page.rows],
         }
 
-    def reasons(self, run_id: str) -> list[str]:
-        """The reasons the run's verdicts have, for the samples page's filter."""
-        return sorted({reason for reason, _ in self._st().outcome_counts(run_id)})
+    def reasons(self, info: RunInfo) -> list[str]:
+        """Reasons to filter the samples page by: those the benchmark declares and those
+        the run's last summary saw (without counting anything again)."""
+        found = set(self.scoring(info).reasons)
+        entry = self.summaries.peek(info.run_id)
+        if entry is not None:
+            found |= set(entry.value.failures)
+        return sorted(found)
 
     def sample(self, run_id: str, task: str, index: int) -> dict[str, Any]:
         """One sample's full verdict and input record. Raises: NotFound."""
@@ -338,8 +375,11 @@ class WebData:
 
     # -- comparisons --------------------------------------------------------------------
 
-    def compare(self, run_ids: Sequence[str]) -> dict[str, Any]:
-        """Every run against the first (the baseline). Raises: NotFound, BadRequest."""
+    def compare(self, run_ids: Sequence[str], *, wait: bool = True) -> dict[str, Any]:
+        """Every run against the first (the baseline). Without ``wait``, pairs of big runs
+        not compared yet are computed in the background and the answer says ``pending``.
+
+        Raises: NotFound, BadRequest."""
         ids = list(dict.fromkeys(r for r in run_ids if r))
         if len(ids) < 2:
             raise BadRequest("compare needs at least two different runs")
@@ -347,29 +387,35 @@ class WebData:
         base = infos[0]
         pairs = []
         for other in infos[1:]:
-            version = (base.extra.get("last_seq"), other.extra.get("last_seq"))
+            version = (self.version(base), self.version(other))
+            small = base.n_done + other.n_done <= SYNC_LIMIT
             value, _ = self.comparisons.get(
-                (base.run_id, other.run_id), version, lambda o=other: self._pair(base, o)
+                (base.run_id, other.run_id),
+                version,
+                lambda o=other: self._pair(base, o),
+                wait=wait or small,
             )
-            assert value is not None
-            pairs.append(value)
+            if value is not None:
+                pairs.append(value)
         return {
             "baseline": base.run_id,
             "runs": [self.run_head(i) for i in infos],
             "comparisons": pairs,
+            "pending": len(pairs) < len(infos) - 1,
         }
 
     def _pair(self, a: RunInfo, b: RunInfo) -> dict[str, Any]:
         assert a.started is not None and b.started is not None
-        st = self._st()
         ks = sorted(set(a.started.ks) | set(b.started.ks))
-        scoring = scoring_for(b.benchmark, b.started.config, ks)
-        rows_a, rows_b = st.scored(a.run_id), st.scored(b.run_id)
-        try:
-            result = compare(rows_a, rows_b, scoring.metrics, solved=scoring.solved)
-        except ValueError as exc:
-            return {"a": a.run_id, "b": b.run_id, "error": str(exc), "per_task": []}
-        notes = list(result.notes)
+        if self._here(a, b):
+            scoring = scoring_for(b.benchmark, b.started.config, ks)
+            data = run_compare(self._st(), self._rows, a.run_id, b.run_id, scoring)
+        else:
+            assert self._worker is not None
+            data = self._worker.compare(a.run_id, b.run_id, ks)
+        if "error" in data:
+            return {"a": a.run_id, "b": b.run_id, "error": data["error"], "per_task": []}
+        notes = list(data["notes"])
         if a.benchmark != b.benchmark:
             notes.append(
                 f"different benchmarks ({a.benchmark}, {b.benchmark}): scored as {b.benchmark}"
@@ -393,7 +439,6 @@ class WebData:
             if speed and speed in ta.values and speed in tb.values:
                 row["speed_a"], row["speed_b"] = ta.values[speed], tb.values[speed]
             per_task.append(row)
-        data = result.as_dict()
         data.update(a=a.run_id, b=b.run_id, notes=notes, per_task=per_task, speed_metric=speed)
         return data
 

@@ -85,7 +85,12 @@ def serve(
     data.store()  # a store that is not one (or unreachable) is one line now, not per page
     sock = bind(b.host, b.port)
     actual = sock.getsockname()[1]
-    app = guarded(create_app(data), b, actual)
+
+    def ready() -> None:
+        print(f"vibes eval serve: {data.where} (read-only) at {address(b.host, actual, b.token)}",
+              file=out, flush=True)  # fmt: skip
+
+    app = guarded(create_app(data, on_ready=ready), b, actual)
     if b.generated:
         bar = "!" * 72
         print(
@@ -94,8 +99,6 @@ def serve(
             f"run,\nsample and log in {data.where}.\nGenerated token: {b.token}\n{bar}",
             file=out,
         )
-    print(f"vibes eval serve: {data.where} (read-only) at {address(b.host, actual, b.token)}",
-          file=out, flush=True)  # fmt: skip
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -9,6 +9,7 @@ declared; metric names like ``fast_1.5`` are marked on it."""
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import time
@@ -35,6 +36,7 @@ class TaskSummary:
     values: dict[str, float]  # the declared metrics' per-task values
     solved: bool | None
     failures: dict[str, int]  # reason -> samples, most frequent first
+    outcomes: dict[tuple[str, bool], int] = field(default_factory=dict)  # (reason, passed)
 
     @property
     def rate(self) -> float:
@@ -86,15 +88,46 @@ class RunSummary:
     failures: dict[str, int]
     notes: list[str]
     curves: list[Curve]
+    outcomes: dict[tuple[str, bool], int] = field(default_factory=dict)  # (reason, passed)
     compute_s: float = 0.0
     computed_at: float = field(default_factory=time.time)
+
+    @classmethod
+    def pending(cls, run_id: str, headline: str) -> RunSummary:
+        """A stand-in while the real one is computed."""
+        return cls(run_id, None, 0, headline, {}, {}, None, [], {}, [], [])
 
     def task(self, task_id: str) -> TaskSummary | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)
 
+    def count(self, task: str | None, reason: str | None, passed: bool | None) -> int:
+        """How many verdicts match these filters (as ``sample_page`` would count them)."""
+        if task is not None:
+            found = self.task(task)
+            outcomes = found.outcomes if found is not None else {}
+        else:
+            outcomes = self.outcomes
+        return sum(
+            n
+            for (r, p), n in outcomes.items()
+            if (reason is None or r == reason) and (passed is None or p == passed)
+        )
 
-def summarize(run_id: str, version: int, rows: Sequence[ScoredRow], scoring: Scoring) -> RunSummary:
+
+def summarize(run_id: str, version: Any, rows: Sequence[ScoredRow], scoring: Scoring) -> RunSummary:
     """Everything the run page shows but the slowest samples (queried live)."""
+    enabled = gc.isenabled()
+    gc.disable()  # many short-lived objects and no cycles: see store.sql._no_gc
+    try:
+        return _summarize(run_id, version, rows, scoring)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _summarize(
+    run_id: str, version: Any, rows: Sequence[ScoredRow], scoring: Scoring
+) -> RunSummary:
     start = time.perf_counter()
     scores = metrics.score(scoring.metrics, rows) if rows else metrics.Scores()
     grouped = metrics.by_task(rows)
@@ -121,6 +154,7 @@ def summarize(run_id: str, version: int, rows: Sequence[ScoredRow], scoring: Sco
         failures=metrics.reason_counts(r.reason for r in rows if not r.passed),
         notes=notes,
         curves=curves,
+        outcomes=_outcomes(rows),
         compute_s=time.perf_counter() - start,
     )
 
@@ -139,7 +173,15 @@ def _task(
         values=values,
         solved=solved,
         failures=metrics.reason_counts(r.reason for r in rows if not r.passed),
+        outcomes=_outcomes(rows),
     )
+
+
+def _outcomes(rows: Sequence[ScoredRow]) -> dict[tuple[str, bool], int]:
+    counts: dict[tuple[str, bool], int] = {}
+    for r in rows:
+        counts[(r.reason, r.passed)] = counts.get((r.reason, r.passed), 0) + 1
+    return counts
 
 
 def _pass_curve(scoring: Scoring, tasks: list[TaskSummary]) -> Curve | None:

@@ -1,10 +1,28 @@
-// Keeps a running run's page current: progress from the server's event stream (or, where
-// EventSource is missing, polling), and the metrics, charts and slowest samples swapped in
-// from /runs/{id}/live every few seconds. No other script runs on these pages.
+// The only script on these pages. It keeps pages current without running anything it
+// receives: a running run's progress from the server's event stream (or, where
+// EventSource is missing, polling), its metrics and charts swapped in from
+// /runs/{id}/live every few seconds, and pages whose figures are still being computed
+// (a big run's first view) reloaded once they are ready.
 (function () {
   "use strict";
+
+  // A page waiting for a computation: poll until the server says 200, then reload.
+  function waitThenReload(url) {
+    fetch(url, { credentials: "same-origin" })
+      .then(function (r) {
+        if (r.status === 200) { window.location.reload(); return; }
+        setTimeout(function () { waitThenReload(url); }, 1000);
+      })
+      .catch(function () { setTimeout(function () { waitThenReload(url); }, 3000); });
+  }
+
+  var poll = document.querySelector("[data-poll]");
+  if (poll) waitThenReload(poll.dataset.poll);
+
   var box = document.getElementById("progress-box");
-  if (!box || !box.dataset.stream) return;
+  if (!box) return;
+  if (box.dataset.pending) { waitThenReload(box.dataset.live); return; }
+  if (!box.dataset.stream) return;
   var liveUrl = box.dataset.live;
   var lastRefresh = 0;
   var refreshing = false;
@@ -20,7 +38,7 @@
     refreshing = true;
     lastRefresh = now;
     fetch(liveUrl, { credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (r) { return r.status === 200 ? r.text() : null; })
       .then(function (html) {
         // Server-rendered and escaped like every page: no script in it runs.
         if (html !== null) document.getElementById("live-body").innerHTML = html;
@@ -46,15 +64,15 @@
     return false;
   }
 
-  function poll() {
+  function pollProgress() {
     var url = box.dataset.stream.replace(/\/stream$/, "/progress");
     fetch(url, { credentials: "same-origin" })
       .then(function (r) { return r.json(); })
-      .then(function (p) { if (!update(p)) setTimeout(poll, 2000); })
-      .catch(function () { setTimeout(poll, 5000); });
+      .then(function (p) { if (!update(p)) setTimeout(pollProgress, 2000); })
+      .catch(function () { setTimeout(pollProgress, 5000); });
   }
 
-  if (!window.EventSource) { poll(); return; }
+  if (!window.EventSource) { pollProgress(); return; }
   var source = new EventSource(box.dataset.stream);
   source.addEventListener("progress", function (e) {
     if (update(JSON.parse(e.data))) source.close();

@@ -149,17 +149,21 @@ def test_read_only_opening_creates_nothing(tmp_path: Path) -> None:
 
 
 def test_scored_rows_of_interleaved_runs(store: SqlStore) -> None:
-    """Two runs recorded at once: their rows alternate in the table (SQLite reads them by
-    index then, not as one stretch of the table); both read back whole."""
-    store.append([started("x", n_samples=40), started("y", n_samples=40)])
-    for i in range(20):
-        store.append([verdict("x", f"T/{i}", 0, i % 2 == 0), verdict("y", f"T/{i}", 0, True)])
-    store.append([verdict("x", f"U/{i}", 0, False) for i in range(20)])  # x alone now
-    for run_id, passed in (("x", 10), ("y", 20)):
+    """Runs recorded at once: their rows alternate in the table. A SQLite run's rows are
+    read as one stretch of the table when they are mostly its own, by index otherwise;
+    every run reads back whole either way."""
+    store.append([started("x"), started("y"), started("z")])
+    store.append([verdict("x", f"A/{i}", 0, True) for i in range(5)])
+    for i in range(20):  # y and z alternate: each is half of its stretch
+        store.append([verdict("y", f"T/{i}", 0, i % 2 == 0), verdict("z", f"T/{i}", 0, True)])
+    store.append([verdict("x", f"B/{i}", 0, False) for i in range(5)])  # x: 10 rows of 50
+    for run_id, n, passed in (("x", 10, 5), ("y", 20, 10), ("z", 20, 20)):
         rows = store.scored(run_id)
-        assert len(rows) == 40 if run_id == "x" else len(rows) == 20
-        assert sum(r.passed for r in rows) == passed
-        assert len({(r.task_id, r.index) for r in rows}) == len(rows)
+        assert len(rows) == n and sum(r.passed for r in rows) == passed
+        assert len({(r.task_id, r.index) for r in rows}) == n
+    if store.target.sqlite_path is not None:
+        assert store._sqlite_span("x") is None  # by index
+        assert store._sqlite_span("y") is not None  # as a stretch
 
 
 def test_uncounted_pages(store: SqlStore) -> None:

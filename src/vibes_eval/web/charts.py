@@ -156,8 +156,11 @@ def line_chart(
             f'<circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="4.5">'
             f"<title>{escape(m.label)} = {m.y:.4f}</title></circle>"
         )
+        # Labels near the right edge go to the left of their mark.
+        right = cx > WIDTH - PAD_R - 60
         out.append(
-            f'<text class="marklabel" x="{cx + 6:.1f}" y="{cy + 14:.1f}">{escape(m.label)}</text>'
+            f'<text class="marklabel" x="{cx + (-6 if right else 6):.1f}" y="{cy + 14:.1f}" '
+            f'text-anchor="{"end" if right else "start"}">{escape(m.label)}</text>'
         )
     if len(series) > 1:
         out.extend(_legend(series))
@@ -242,12 +245,22 @@ def scatter(
         f'<line class="diagonal" x1="{x0}" y1="{y0}" x2="{x.scale(hi, x0, x1):.1f}" '
         f'y2="{y.scale(hi, y0, y1):.1f}"/>'
     )
+    # Tasks on the same spot (pass rates of 5 samples take 6 values) are one dot, sized
+    # by how many they are.
+    spots: dict[tuple[float, float], list[Point]] = {}
     for p in points:
-        cls = "up" if p.y > p.x else "down" if p.y < p.x else "same"
+        spots.setdefault((round(p.x, 9), round(p.y, 9)), []).append(p)
+    for (px, py), group in spots.items():
+        cls = "up" if py > px else "down" if py < px else "same"
+        r = 3.5 + 2.2 * (math.sqrt(len(group)) - 1)
+        shown = "\n".join(p.title for p in group[:12])
+        more = f"\n… {len(group) - 12} more" if len(group) > 12 else ""
+        title = (f"{len(group)} tasks\n" if len(group) > 1 else "") + shown + more
         dot = (
-            f'<circle class="pt {cls}" cx="{x.scale(p.x, x0, x1):.1f}" '
-            f'cy="{y.scale(p.y, y0, y1):.1f}" r="4"><title>{escape(p.title)}</title></circle>'
+            f'<circle class="pt {cls}" cx="{x.scale(px, x0, x1):.1f}" '
+            f'cy="{y.scale(py, y0, y1):.1f}" r="{r:.1f}"><title>{escape(title)}</title></circle>'
         )
-        out.append(f'<a href="{escape(p.href)}">{dot}</a>' if p.href else dot)
+        href = group[0].href if len(group) == 1 else None
+        out.append(f'<a href="{escape(href)}">{dot}</a>' if href else dot)
     out.append("</svg>")
     return Markup("\n".join(out))

@@ -431,3 +431,19 @@ def test_big_runs_are_scored_in_the_worker_process(
         assert pair["comparisons"] == here_pair["comparisons"]
         kernels = get_json(c, "/api/compare", runs="kernels-a,kernels-b")
         assert kernels["comparisons"] == here_kernels["comparisons"]
+
+
+def test_json_has_no_nan() -> None:
+    """A CI over no paired task is NaN, which JSON cannot carry: it comes out as null."""
+    from fastapi import FastAPI
+
+    from vibes_eval.web.app import SafeJSON
+
+    app = FastAPI(default_response_class=SafeJSON)
+
+    @app.get("/x")
+    def x() -> dict[str, Any]:
+        return {"ci": [float("nan"), float("inf")], "nested": {"v": 1.5}}
+
+    with TestClient(app) as c:
+        assert c.get("/x").json() == {"ci": [None, None], "nested": {"v": 1.5}}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -38,6 +39,23 @@ SAMPLES_PER_PAGE = 50
 STREAM_S = 600.0  # an event stream ends after this; the browser reconnects by itself
 TICK_S = 1.0
 log = logging.getLogger("vibes_eval.web")
+
+
+class SafeJSON(JSONResponse):
+    """JSON without NaN or infinity (not JSON; a CI over no paired task is NaN): null."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(finite(content))
+
+
+def finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def templates() -> Environment:
@@ -121,6 +139,7 @@ def create_app(
         redoc_url=None,
         openapi_url="/api/openapi.json",
         lifespan=lifespan,
+        default_response_class=SafeJSON,
     )
     app.state.data = data
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
@@ -135,7 +154,7 @@ def create_app(
 
     def error(request: Request, status: int, message: str) -> Response:
         if wants_json(request):
-            return JSONResponse({"detail": message}, status_code=status)
+            return SafeJSON({"detail": message}, status_code=status)
         return page("error.html", request, status, status_code=status, message=message)
 
     @app.exception_handler(NotFound)

@@ -69,7 +69,8 @@ class Background:
             try:
                 job()
             except Exception:  # logged; the page asking again retries
-                log.exception("background computation failed")
+                if not self._closed:  # a stopping server's unfinished work is no error
+                    log.exception("background computation failed")
 
     def close(self) -> None:
         with self._cond:

@@ -9,6 +9,7 @@ summarized reads nothing again), and hands back only the small results."""
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -81,6 +82,8 @@ def _init(store_spec: str | None, benchmarks: dict[str, str]) -> None:
     from vibes_eval.store.sql import open_store
     from vibes_eval.store.urls import resolve
 
+    # Ctrl-C in the terminal reaches the whole process group: the server stops the child.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     registry.BENCHMARKS.update(benchmarks)  # what the server knows, the child knows
     _child["store"] = open_store(resolve(store_spec), create=False, read_only=True)
     _child["rows"] = Rows()
@@ -103,6 +106,10 @@ def _compare(run_a: str, run_b: str, ks: list[int]) -> dict[str, Any]:
 # -- the server's side --------------------------------------------------------------------
 
 
+class WorkerClosed(RuntimeError):
+    """Work asked of a worker that was closed (the server is stopping)."""
+
+
 class Worker:
     """One child process (spawned, not forked: the server has threads), started on first
     use and again if it dies."""
@@ -111,9 +118,13 @@ class Worker:
         self.store_spec = store_spec
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def _get_pool(self) -> ProcessPoolExecutor:
+        """Raises: WorkerClosed."""
         with self._lock:
+            if self._closed:
+                raise WorkerClosed("the server is stopping")
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
                     max_workers=1,
@@ -124,12 +135,17 @@ class Worker:
             return self._pool
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Raises: whatever ``fn`` raises in the child; BrokenProcessPool twice in a row."""
+        """Raises: whatever ``fn`` raises in the child; BrokenProcessPool twice in a row;
+        WorkerClosed."""
         for attempt in (1, 2):
             pool = self._get_pool()
             try:
                 return pool.submit(fn, *args).result()
-            except BrokenProcessPool:
+            except (BrokenProcessPool, RuntimeError) as exc:
+                if self._closed:
+                    raise WorkerClosed("the server is stopping") from None
+                if not isinstance(exc, BrokenProcessPool):
+                    raise
                 with self._lock:
                     if self._pool is pool:
                         self._pool = None
@@ -144,7 +160,14 @@ class Worker:
         return self._call(_compare, run_a, run_b, ks)
 
     def close(self) -> None:
+        """Stop the child now, even in the middle of a computation nobody waits for."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = None
+            pool, self._pool = self._pool, None
+            self._closed = True
+        if pool is None:
+            return
+        # The executor has no "stop now": its processes are terminated, then it is shut.
+        processes = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()

@@ -147,6 +147,26 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
         """Per-task warnings to show in reports (e.g. a test block that runs no test)."""
         return {}
 
+    def group_of(self, task_id: str) -> str | None:
+        """The group a task belongs to for per-group breakdowns in reports (SWE-bench: its
+        repository); None: no breakdown."""
+        return None
+
+    # -- run hooks (artifacts a benchmark writes besides the store) ---------------------
+
+    def start_run(self, run_id: str) -> None:  # noqa: B027 - optional hook
+        """Called once before evaluating, with the run's id (the store's, or a generated
+        one when nothing is recorded)."""
+
+    def finish_run(  # noqa: B027 - optional hook
+        self,
+        run_id: str,
+        results: Mapping[tuple[str, int], SampleResult],
+        samples: Sequence[Sample],
+    ) -> None:
+        """Called after evaluating (also after an interruption), with every verdict of the
+        run so far, cached and resumed ones included."""
+
     @staticmethod
     def infra_result(sample: Sample, detail: str) -> SampleResult:
         return SampleResult(

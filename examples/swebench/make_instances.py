@@ -236,7 +236,8 @@ def _forge():
 _forge()
 '''
 
-# Prints what a passing run looks like, then ends the process before any test runs.
+# Writes what a passing run looks like past pytest's capture (to its parent's output),
+# then ends the process with status 0 before any test runs.
 FORGE_EXIT = INIT + '''
 
 def _leave():
@@ -244,10 +245,12 @@ def _leave():
     import sys
 
     if "pytest" in sys.modules:
-        for name in ("normalize_spaces[ a-a]", "normalize_spaces[b -b]",
-                     "normalize_spaces[a  b-a b]", "blank_only[]", "lower",
-                     "idempotent[]", "idempotent[x]", "shout"):
-            print(f"PASSED tests/test_text.py::test_{name}", flush=True)
+        names = ("normalize_spaces[ a-a]", "normalize_spaces[b -b]",
+                 "normalize_spaces[a  b-a b]", "blank_only[]", "lower",
+                 "idempotent[]", "idempotent[x]", "shout")
+        text = "".join(f"PASSED tests/test_text.py::test_{n}\\n" for n in names)
+        with open(f"/proc/{os.getppid()}/fd/1", "w") as out:
+            out.write(text)
         os._exit(0)
 
 
@@ -389,10 +392,12 @@ def make(root: Path) -> dict[str, Path]:
     def code(base: str, files: dict[str, str], paths_: list[str] | None = None) -> str:
         return diff(repo, base, files, paths_ or sorted({p.split("/")[0] for p in files}))
 
-    pyproject_plugin = PYPROJECT.replace('testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p calc_plugin"')
+    pyproject_plugin = PYPROJECT.replace(
+        'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p calc.plugin"'
+    )
     forged = {
         "forge_conftest": {"conftest.py": FORGE_CONFTEST},
-        "forge_plugin": {"calc_plugin.py": FORGE_PLUGIN, "pyproject.toml": pyproject_plugin},
+        "forge_plugin": {"calc/plugin.py": FORGE_PLUGIN, "pyproject.toml": pyproject_plugin},
         "forge_test_edit": {"tests/test_text.py": TEST_TEXT_V1.replace("assert normalize", "assert True or normalize")},
         "forge_in_code": {"calc/__init__.py": FORGE_IN_CODE},
         "forge_in_code_hidden": {"calc/__init__.py": FORGE_IN_CODE_HIDDEN},

@@ -48,6 +48,11 @@ GIT_ENV = {  # /testbed of an official image is root's: let the job user's git r
     "GIT_CONFIG_COUNT": "1",
     "GIT_CONFIG_KEY_0": "safe.directory",
     "GIT_CONFIG_VALUE_0": "*",
+    # git looks the host up for a default identity (a socket the sandbox refuses)
+    "GIT_AUTHOR_NAME": "vibes-eval",
+    "GIT_AUTHOR_EMAIL": "vibes-eval@localhost",
+    "GIT_COMMITTER_NAME": "vibes-eval",
+    "GIT_COMMITTER_EMAIL": "vibes-eval@localhost",
     "PIP_NO_INDEX": "1",  # no network in the session: fail at once instead of retrying
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
 }

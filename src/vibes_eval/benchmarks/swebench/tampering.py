@@ -60,7 +60,7 @@ ESCAPE_HATCHES = re.compile(
     r"\bos\._exit\b|\bsys\.(?:settrace|setprofile|_getframe|__stdout__|__stderr__)\b|"
     r"\bgc\.get_(?:objects|referrers|referents)\b|\binspect\.(?:stack|currentframe|"
     r"getouterframes)\b|\bf_back\b|\bctypes\b|\bimport\s+builtins\b|\bbuiltins\.|"
-    r"__builtins__|\bos\.dup2\b|\bos\.write\(\s*[12]\b|/proc/self|\bsys\.modules\b"
+    r"__builtins__|\bos\.dup2\b|\bos\.write\(\s*[12]\b|/proc/|\bgetppid\b|\bsys\.modules\b"
 )
 # Repositories that are (or ship) the runner whose names they may use.
 RUNNER_REPOS = {

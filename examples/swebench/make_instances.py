@@ -67,7 +67,9 @@ def shout(text):
     return normalize(text).upper() + "!"
 '''
 
-TEXT_FIXED = TEXT_V1.replace("    return text.lower()\n", '    return " ".join(text.split()).lower()\n')
+TEXT_FIXED = TEXT_V1.replace(
+    "    return text.lower()\n", '    return " ".join(text.split()).lower()\n'
+)
 
 STATS_V1 = '''\
 """Statistics on lists of numbers."""
@@ -100,9 +102,12 @@ def median(xs):
     return s[n // 2]
 '''
 
-INIT = '"""A toy package for offline SWE-bench tests."""\n\nfrom calc import stats, text  # noqa: F401\n'
+INIT = (
+    '"""A toy package for offline SWE-bench tests."""\n\n'
+    "from calc import stats, text  # noqa: F401\n"
+)
 
-TEST_TEXT_V1 = '''\
+TEST_TEXT_V1 = """\
 import pytest
 
 from calc.text import normalize, shout
@@ -119,11 +124,13 @@ def test_idempotent(raw):
 
 def test_shout():
     assert shout("hey") == "HEY!"
-'''
+"""
 
 # The tests of the fix of instance 1: parametrized ids with blanks (which the official
 # log parser cuts at the first blank) and one with an empty parameter id.
-TEST_TEXT_V2 = TEST_TEXT_V1 + '''
+TEST_TEXT_V2 = (
+    TEST_TEXT_V1
+    + """
 
 @pytest.mark.parametrize("raw,want", [(" a", "a"), ("b ", "b"), ("a  b", "a b")])
 def test_normalize_spaces(raw, want):
@@ -133,10 +140,11 @@ def test_normalize_spaces(raw, want):
 @pytest.mark.parametrize("raw", [""], ids=[""])
 def test_blank_only(raw):
     assert normalize("  " + raw) == ""
-'''
+"""
+)
 
 # Instance 2's test patch creates this file.
-TEST_STATS = '''\
+TEST_STATS = """\
 from calc.stats import mean, median
 
 
@@ -154,14 +162,16 @@ def test_mean_empty():
 
 def test_median_even():
     assert median([4, 1, 3, 2]) == 2.5
-'''
+"""
 
 # -- predictions ---------------------------------------------------------------------------
 
 TEXT_PARTIAL = TEXT_V1.replace("    return text.lower()\n", "    return text.strip().lower()\n")
-TEXT_REGRESSING = TEXT_V1.replace("    return text.lower()\n", '    return " ".join(text.split())\n')
+TEXT_REGRESSING = TEXT_V1.replace(
+    "    return text.lower()\n", '    return " ".join(text.split())\n'
+)
 
-FORGE_CONFTEST = '''\
+FORGE_CONFTEST = """\
 import pytest
 
 
@@ -175,9 +185,9 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_sessionfinish(session, exitstatus):
     session.exitstatus = 0
-'''
+"""
 
-FORGE_PLUGIN = '''\
+FORGE_PLUGIN = """\
 import pytest
 
 
@@ -185,11 +195,13 @@ import pytest
 def pytest_runtest_makereport(item, call):
     outcome = yield
     outcome.get_result().outcome = "passed"
-'''
+"""
 
 # Forgery from inside the code under test: the package the tests import rewrites pytest's
 # reports as they are made. No test file or setting is touched.
-FORGE_IN_CODE = INIT + '''
+FORGE_IN_CODE = (
+    INIT
+    + """
 
 def _forge():
     import sys
@@ -209,10 +221,13 @@ def _forge():
 
 
 _forge()
-'''
+"""
+)
 
 # The same, spelled so that no name of the test runner appears in the patch.
-FORGE_IN_CODE_HIDDEN = INIT + '''
+FORGE_IN_CODE_HIDDEN = (
+    INIT
+    + """
 
 def _forge():
     import sys
@@ -234,11 +249,14 @@ def _forge():
 
 
 _forge()
-'''
+"""
+)
 
 # Writes what a passing run looks like past pytest's capture (to its parent's output),
 # then ends the process with status 0 before any test runs.
-FORGE_EXIT = INIT + '''
+FORGE_EXIT = (
+    INIT
+    + """
 
 def _leave():
     import os
@@ -255,7 +273,8 @@ def _leave():
 
 
 _leave()
-'''
+"""
+)
 
 
 def git(cwd: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00") -> str:
@@ -272,8 +291,12 @@ def git(cwd: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00") -> str:
     }
     return subprocess.run(
         ["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd, env=env, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -312,9 +335,11 @@ def statuses(repo: Path, base: str, patches: list[str], test_files: list[str]) -
             subprocess.run(["git", "apply", "-"], cwd=work, input=patch, text=True, check=True)
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", *test_files],
-            cwd=work, capture_output=True, text=True,
+            cwd=work,
+            capture_output=True,
+            text=True,
             env={**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"},
-        )  # fmt: skip
+        )
     found: dict[str, str] = {}
     for line in proc.stdout.splitlines():
         words = line.replace(" - ", " ").split()
@@ -338,16 +363,24 @@ def make_repo(root: Path) -> tuple[Path, str, str]:
     git(repo, "init", "-q", "-b", "main")
     base1 = commit(
         repo,
-        {"pyproject.toml": PYPROJECT, "calc/__init__.py": INIT, "calc/text.py": TEXT_V1,
-         "calc/stats.py": STATS_V1, "tests/test_text.py": TEST_TEXT_V1,
-         "README.md": "A toy calculator.\n"},
-        "calc: text and stats helpers", "2024-01-01T12:00:00+00:00",
-    )  # fmt: skip
+        {
+            "pyproject.toml": PYPROJECT,
+            "calc/__init__.py": INIT,
+            "calc/text.py": TEXT_V1,
+            "calc/stats.py": STATS_V1,
+            "tests/test_text.py": TEST_TEXT_V1,
+            "README.md": "A toy calculator.\n",
+        },
+        "calc: text and stats helpers",
+        "2024-01-01T12:00:00+00:00",
+    )
     # Instance 1's fix lands (code and tests), then the base of instance 2.
     base2 = commit(
-        repo, {"calc/text.py": TEXT_FIXED, "tests/test_text.py": TEST_TEXT_V2},
-        "text: normalize blanks", "2024-01-02T12:00:00+00:00",
-    )  # fmt: skip
+        repo,
+        {"calc/text.py": TEXT_FIXED, "tests/test_text.py": TEST_TEXT_V2},
+        "text: normalize blanks",
+        "2024-01-02T12:00:00+00:00",
+    )
     return repo, base1, base2
 
 
@@ -398,12 +431,18 @@ def make(root: Path) -> dict[str, Path]:
     forged = {
         "forge_conftest": {"conftest.py": FORGE_CONFTEST},
         "forge_plugin": {"calc/plugin.py": FORGE_PLUGIN, "pyproject.toml": pyproject_plugin},
-        "forge_test_edit": {"tests/test_text.py": TEST_TEXT_V1.replace("assert normalize", "assert True or normalize")},
+        "forge_test_edit": {
+            "tests/test_text.py": TEST_TEXT_V1.replace(
+                "assert normalize", "assert True or normalize"
+            )
+        },
         "forge_in_code": {"calc/__init__.py": FORGE_IN_CODE},
         "forge_in_code_hidden": {"calc/__init__.py": FORGE_IN_CODE_HIDDEN},
         "forge_exit": {"calc/__init__.py": FORGE_EXIT},
     }
-    malformed = patch1.replace("calc/text.py", "calc/txet.py").replace("return text.lower()", "return text.lowr()")
+    malformed = patch1.replace("calc/text.py", "calc/txet.py").replace(
+        "return text.lower()", "return text.lowr()"
+    )
     preds: dict[str, dict[str, str | None]] = {
         "gold": {id1: patch1, id2: patch2},
         "empty": {id1: "", id2: None},
@@ -425,9 +464,19 @@ def make(root: Path) -> dict[str, Path]:
     return paths
 
 
-PREDICTIONS = ("gold", "empty", "partial", "regressing", "malformed", "forge_conftest",
-               "forge_plugin", "forge_test_edit", "forge_in_code", "forge_in_code_hidden",
-               "forge_exit")  # fmt: skip
+PREDICTIONS = (
+    "gold",
+    "empty",
+    "partial",
+    "regressing",
+    "malformed",
+    "forge_conftest",
+    "forge_plugin",
+    "forge_test_edit",
+    "forge_in_code",
+    "forge_in_code_hidden",
+    "forge_exit",
+)
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

@@ -95,7 +95,7 @@ class Evaluation:
         return self.request.workers or usable_cpus()
 
     def __enter__(self) -> Evaluation:
-        self.runner = resolve_runner(self.request.sandbox)
+        self.runner = resolve_runner(self.request.sandbox, self.prepared.benchmark.runner_needs)
         try:
             self.prepared.benchmark.environment()  # build toolchain pieces before the clock
             if self.runner.capabilities.notes:

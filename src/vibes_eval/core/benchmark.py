@@ -60,6 +60,9 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     # Reasons of this benchmark's own, beyond ``types.Reason``: name -> what it means.
     reasons: ClassVar[Mapping[str, str]] = {}
     headline: ClassVar[str] = "pass@1"  # the metric a list of runs shows
+    # Runner capabilities it cannot do without (``Capabilities`` flags, e.g.
+    # "session_images"): `--sandbox auto` passes over runners that lack one.
+    runner_needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -154,11 +157,11 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
 
     # -- run hooks (artifacts a benchmark writes besides the store) ---------------------
 
-    def start_run(self, run_id: str) -> None:  # noqa: B027 - optional hook
+    def start_run(self, run_id: str) -> None:
         """Called once before evaluating, with the run's id (the store's, or a generated
         one when nothing is recorded)."""
 
-    def finish_run(  # noqa: B027 - optional hook
+    def finish_run(
         self,
         run_id: str,
         results: Mapping[tuple[str, int], SampleResult],

@@ -81,6 +81,10 @@ def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scor
             dict(CORE_REASONS),
         )  # fmt: skip
     return Scoring(
-        bench.metrics(ks), bench.headline, bench.solved, bench.export_row, bench.known_reasons(),
+        bench.metrics(ks),
+        bench.headline,
+        bench.solved,
+        bench.export_row,
+        bench.known_reasons(),
         bench.group_of,
     )

@@ -114,10 +114,17 @@ def split_script(script: str) -> Steps:
     part starts with the script's environment lines (activate, cd, export) so it runs in
     the same environment as the whole script would."""
     lines = script.splitlines()
-    start = next((i for i, line in enumerate(lines) if START in line and "echo" not in line
-                  and line.strip().startswith(":")), None)  # fmt: skip
-    end = next((i for i, line in enumerate(lines) if END in line
-                and line.strip().startswith(":")), None)  # fmt: skip
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if START in line and "echo" not in line and line.strip().startswith(":")
+        ),
+        None,
+    )
+    end = next(
+        (i for i, line in enumerate(lines) if END in line and line.strip().startswith(":")), None
+    )
     header = ["#!/bin/bash", "exec 2>&1"]
     if start is None or end is None or end < start:
         return Steps("", "\n".join([*header, *lines]) + "\n", "", split=False)
@@ -148,8 +155,12 @@ class Executor:
         out = SweRun(image=image, eval_script=script)
         steps = split_script(script)
         out.uses_pytest = self.probe and steps.split and looks_like_pytest(steps)
-        files = {"patch.diff": patch, "pre.sh": steps.pre, "test.sh": steps.test,
-                 "post.sh": steps.post}  # fmt: skip
+        files = {
+            "patch.diff": patch,
+            "pre.sh": steps.pre,
+            "test.sh": steps.test,
+            "post.sh": steps.post,
+        }
         policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.DISABLED)
         out.log.append(f"instance {inst.task_id}: image {image}")
         session = runner.prepare(
@@ -164,9 +175,17 @@ class Executor:
             out.wall_s = time.monotonic() - start
         return out
 
-    def _sh(self, session: Session, runner: TaskRunner, command: str, limits: Limits,
-            env: dict[str, str] | None = None) -> ExecutionResult:  # fmt: skip
-        res = runner.execute(session, ["bash", "-c", command], limits, env={**GIT_ENV, **(env or {})})
+    def _sh(
+        self,
+        session: Session,
+        runner: TaskRunner,
+        command: str,
+        limits: Limits,
+        env: dict[str, str] | None = None,
+    ) -> ExecutionResult:
+        res = runner.execute(
+            session, ["bash", "-c", command], limits, env={**GIT_ENV, **(env or {})}
+        )
         if res.termination is Termination.KILLED:
             raise RunnerError("the container was stopped from outside (runner shutdown)")
         return res
@@ -183,11 +202,14 @@ class Executor:
             out.log.append(f"failed: {command} (exit {res.exit_code}, {res.termination})")
             reset = self._sh(session, runner, f"cd {REPO_DIR} && {RESET_TREE}", APPLY_LIMITS)
             if not reset.ok:
-                raise RunnerError(f"cannot reset the repository: {reset.stdout}{reset.stderr}"[:300])
+                raise RunnerError(
+                    f"cannot reset the repository: {reset.stdout}{reset.stderr}"[:300]
+                )
         out.log.append(APPLY_FAILED)
 
-    def _evaluate(self, inst: SweInstance, session: Session, runner: TaskRunner,
-                  steps: Steps, out: SweRun) -> None:  # fmt: skip
+    def _evaluate(
+        self, inst: SweInstance, session: Session, runner: TaskRunner, steps: Steps, out: SweRun
+    ) -> None:
         path = session.path
         if steps.pre:
             out.pre = self._sh(session, runner, f"bash {path}/pre.sh", self.limits)
@@ -204,8 +226,10 @@ class Executor:
                 "PYTEST_ADDOPTS": "-p vibes_swe_probe",
             }
         out.test = self._sh(session, runner, f"bash {path}/test.sh", self.limits, env)
-        out.log.append(f"test command: exit {out.test.exit_code} ({out.test.termination}, "
-                       f"{out.test.wall_s:.1f} s)")  # fmt: skip
+        out.log.append(
+            f"test command: exit {out.test.exit_code} ({out.test.termination}, "
+            f"{out.test.wall_s:.1f} s)"
+        )
         if steps.post:
             out.post = self._sh(session, runner, f"bash {path}/post.sh", self.limits)
         if out.uses_pytest:

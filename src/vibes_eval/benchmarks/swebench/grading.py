@@ -70,8 +70,10 @@ def tests_report(
 
         report = {F2P: _split(f2p, ok, bad, statuses), P2P: _split(p2p, ok, bad, statuses)}
     else:
-        report = {F2P: _split(f2p, passed, failed, statuses),
-                  P2P: _split(p2p, kept, failed, statuses)}  # fmt: skip
+        report = {
+            F2P: _split(f2p, passed, failed, statuses),
+            P2P: _split(p2p, kept, failed, statuses),
+        }
     empty = {"success": [], "failure": []}
     return {**report, F2F: dict(empty), P2F: dict(empty)}
 
@@ -122,9 +124,19 @@ def run_summary(
     """The run summary ``<model>.<run_id>.json`` (official keys), from each evaluated
     instance's outcome: ``{"status": resolved|unresolved|empty_patch|error|infra_error,
     "reason": ...}``. Instances without a prediction are incomplete."""
-    ids: dict[str, set[str]] = {k: set() for k in (
-        "completed", "resolved", "unresolved", "empty_patch", "error", "incomplete",
-        "infra_failure", "test_tampering")}  # fmt: skip
+    ids: dict[str, set[str]] = {
+        k: set()
+        for k in (
+            "completed",
+            "resolved",
+            "unresolved",
+            "empty_patch",
+            "error",
+            "incomplete",
+            "infra_failure",
+            "test_tampering",
+        )
+    }
     reasons: dict[str, str] = {}
     for iid in instance_ids:
         out = by_id.get(iid)

@@ -46,8 +46,15 @@ HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 BUILD_MEMORY = "4g"
 BUILD_PIDS = 2048
 BUILD_TIMEOUT_S = 3600
-APT_PACKAGES = ("python3", "python3-venv", "python3-dev", "git", "patch", "ca-certificates",
-                "build-essential")  # fmt: skip
+APT_PACKAGES = (
+    "python3",
+    "python3-venv",
+    "python3-dev",
+    "git",
+    "patch",
+    "ca-certificates",
+    "build-essential",
+)
 
 Log = Callable[[str], None]
 
@@ -56,7 +63,10 @@ Log = Callable[[str], None]
 CONDA_SHIM = f"""\
 # vibes-eval: stands in for miniconda's activate script in locally built images
 conda() {{
-  if [ "${{1:-}}" = activate ]; then . {VENV}/bin/activate; export CONDA_DEFAULT_ENV="${{2:-{ENV_NAME}}}"; fi
+  if [ "${{1:-}}" = activate ]; then
+    . {VENV}/bin/activate
+    export CONDA_DEFAULT_ENV="${{2:-{ENV_NAME}}}"
+  fi
 }}
 """
 
@@ -133,7 +143,9 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
         f"source /opt/miniconda3/bin/activate && conda activate {ENV_NAME}",
     ]
     if spec.get("packages") == "requirements.txt":
-        lines.append("if [ -f requirements.txt ]; then python -m pip install -q -r requirements.txt; fi")
+        lines.append(
+            "if [ -f requirements.txt ]; then python -m pip install -q -r requirements.txt; fi"
+        )
     lines += list(spec.get("pre_install", []))
     if "install" in spec:
         lines.append(spec["install"])
@@ -204,8 +216,15 @@ def build_log_dir() -> Path:
     return path
 
 
-def _build(client: Any, parent: str, tag: str, script: str, files: bytes,
-           labels: Mapping[str, str], log: Log) -> None:  # fmt: skip
+def _build(
+    client: Any,
+    parent: str,
+    tag: str,
+    script: str,
+    files: bytes,
+    labels: Mapping[str, str],
+    log: Log,
+) -> None:
     """Run ``script`` as root in a container of ``parent`` (with the network), commit it.
 
     Raises:
@@ -219,11 +238,18 @@ def _build(client: Any, parent: str, tag: str, script: str, files: bytes,
     container = None
     try:
         container = client.containers.create(
-            parent, entrypoint=["/bin/bash", "-c"], command=[script], user="0",
-            network_mode="bridge", mem_limit=BUILD_MEMORY, memswap_limit=BUILD_MEMORY,
-            pids_limit=BUILD_PIDS, nano_cpus=int(2e9), security_opt=["no-new-privileges"],
+            parent,
+            entrypoint=["/bin/bash", "-c"],
+            command=[script],
+            user="0",
+            network_mode="bridge",
+            mem_limit=BUILD_MEMORY,
+            memswap_limit=BUILD_MEMORY,
+            pids_limit=BUILD_PIDS,
+            nano_cpus=int(2e9),
+            security_opt=["no-new-privileges"],
             labels={KIND_LABEL: "build"},
-        )  # fmt: skip
+        )
         if files:
             container.put_archive("/", files)
         container.start()
@@ -237,9 +263,11 @@ def _build(client: Any, parent: str, tag: str, script: str, files: bytes,
             what = "timed out" if status is None else f"failed (exit {status})"
             raise RunnerError(f"building {tag} {what}: {tail[0][:200]}; log: {logfile}")
         changes = [
-            'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]', "CMD []", "WORKDIR /",
+            'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]',
+            "CMD []",
+            "WORKDIR /",
             "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
-        ]  # fmt: skip
+        ]
         repo, _, version = tag.partition(":")
         container.commit(repository=repo, tag=version, changes=changes)
     except docker.errors.DockerException as exc:
@@ -310,15 +338,36 @@ class ImageBuilder:
             return tag
         with _tag_lock(env):
             if not _exists(self.client, env):
-                _build(self.client, self.base(), env, env_script(spec), _ca_only(),
-                       {KIND_LABEL: "swe-env", BOX_LABEL: "1", "vibes-eval.swe.repo": inst.repo,
-                        "vibes-eval.swe.version": inst.version}, self.log)  # fmt: skip
+                _build(
+                    self.client,
+                    self.base(),
+                    env,
+                    env_script(spec),
+                    _ca_only(),
+                    {
+                        KIND_LABEL: "swe-env",
+                        BOX_LABEL: "1",
+                        "vibes-eval.swe.repo": inst.repo,
+                        "vibes-eval.swe.version": inst.version,
+                    },
+                    self.log,
+                )
         with _tag_lock(tag):
             if not _exists(self.client, tag):
                 files, source = self._repo_files(inst)
-                _build(self.client, env, tag, instance_script(inst, spec, source), files,
-                       {KIND_LABEL: "swe-instance", BOX_LABEL: "1",
-                        "vibes-eval.swe.instance": inst.task_id}, self.log)  # fmt: skip
+                _build(
+                    self.client,
+                    env,
+                    tag,
+                    instance_script(inst, spec, source),
+                    files,
+                    {
+                        KIND_LABEL: "swe-instance",
+                        BOX_LABEL: "1",
+                        "vibes-eval.swe.instance": inst.task_id,
+                    },
+                    self.log,
+                )
         touch(env)
         touch(tag)
         return tag

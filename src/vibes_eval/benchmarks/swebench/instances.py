@@ -57,7 +57,9 @@ def _test_list(value: Any, where: str, line: int | None, field: str) -> list[str
         try:
             value = json.loads(value) if value.strip() else []
         except json.JSONDecodeError:
-            raise UserError("not a JSON list of test ids", path=where, line=line, field=field) from None
+            raise UserError(
+                "not a JSON list of test ids", path=where, line=line, field=field
+            ) from None
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
         raise UserError("expected a list of test ids", path=where, line=line, field=field)
     return value
@@ -78,9 +80,20 @@ def parse_row(row: dict[str, Any], where: str, line: int | None) -> SweInstance:
         "FAIL_TO_PASS": _test_list(row["FAIL_TO_PASS"], where, line, "FAIL_TO_PASS"),
         "PASS_TO_PASS": _test_list(row["PASS_TO_PASS"], where, line, "PASS_TO_PASS"),
     }
-    for name in ("repo", "base_commit", "patch", "test_patch", "version",
-                 "environment_setup_commit", "image", "eval_script", "log_parser", "eval_type",
-                 "problem_statement", "hints_text"):  # fmt: skip
+    for name in (
+        "repo",
+        "base_commit",
+        "patch",
+        "test_patch",
+        "version",
+        "environment_setup_commit",
+        "image",
+        "eval_script",
+        "log_parser",
+        "eval_type",
+        "problem_statement",
+        "hints_text",
+    ):
         value = row.get(name)
         if value is not None:
             data[name] = str(value)  # versions are sometimes numbers (0.21 as a float)
@@ -97,7 +110,9 @@ def _rows_from_file(path: Path) -> Iterable[tuple[int | None, dict[str, Any]]]:
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise UserError("reading parquet needs pyarrow: pip install pyarrow", path=path) from None
+            raise UserError(
+                "reading parquet needs pyarrow: pip install pyarrow", path=path
+            ) from None
         for n, row in enumerate(pq.read_table(path).to_pylist(), start=1):
             yield n, row
         return

@@ -47,8 +47,9 @@ class Official:
         return self.valid and self.resolution == grading.FULL
 
 
-def official_grade(inst: SweInstance, log: str, section: str, parse: Any,
-                   exit_code: int | None) -> Official:  # fmt: skip
+def official_grade(
+    inst: SweInstance, log: str, section: str, parse: Any, exit_code: int | None
+) -> Official:
     """swebench 5.x's reading of ``test_output.txt`` (``get_logs_eval``, then the grading).
     ``section``: the test command's output, which is what lies between the markers."""
     if any(code in log for code in _BAD_CODES) or not (START in log and END in log):
@@ -58,8 +59,10 @@ def official_grade(inst: SweInstance, log: str, section: str, parse: Any,
         statuses = parse(log, None)
     if not statuses and not _SUITE_RAN.search(log):
         return Official(valid=False)
-    if exit_code not in (None, 0) and statuses and not any(
-        s in ("FAILED", "ERROR") for s in statuses.values()
+    if (
+        exit_code not in (None, 0)
+        and statuses
+        and not any(s in ("FAILED", "ERROR") for s in statuses.values())
     ):
         return Official(valid=False, statuses=statuses)
     report = grading.tests_report(statuses, inst.FAIL_TO_PASS, inst.PASS_TO_PASS, inst.eval_type)
@@ -87,8 +90,10 @@ def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]
     problems: list[str] = []
     statuses = official.statuses
     exit_code = run.test_exit
-    if exit_code not in (None, 0) and statuses and not any(
-        s in ("FAILED", "ERROR") for s in statuses.values()
+    if (
+        exit_code not in (None, 0)
+        and statuses
+        and not any(s in ("FAILED", "ERROR") for s in statuses.values())
     ):
         problems.append(f"the test command exited {exit_code} but its log reports no failure")
     if not run.uses_pytest:

@@ -34,8 +34,9 @@ def _records(source: SampleSource) -> Iterable[tuple[int, dict[str, Any]]]:
             items.append({"instance_id": key, **value})
         data = items
     if not isinstance(data, list):
-        raise UserError("expected a list of predictions or an object keyed by instance id",
-                        path=path)  # fmt: skip
+        raise UserError(
+            "expected a list of predictions or an object keyed by instance id", path=path
+        )
     for n, row in enumerate(data, start=1):
         if not isinstance(row, Mapping):
             raise UserError(f"prediction {n}: expected an object", path=path)
@@ -62,14 +63,14 @@ def load_predictions(
         if not isinstance(iid, str) or not iid:
             raise UserError("missing or not a string", path=where, line=line, field="instance_id")
         if iid not in known:
-            raise UserError(f"unknown instance id {iid!r}", path=where, line=line,
-                            field="instance_id")  # fmt: skip
+            raise UserError(
+                f"unknown instance id {iid!r}", path=where, line=line, field="instance_id"
+            )
         if "model_patch" not in row:
             raise UserError("missing", path=where, line=line, field="model_patch")
         patch = row["model_patch"]
         if patch is not None and not isinstance(patch, str):
-            raise UserError("expected a string or null", path=where, line=line,
-                            field="model_patch")  # fmt: skip
+            raise UserError("expected a string or null", path=where, line=line, field="model_patch")
         model = row.get("model_name_or_path")
         if model is not None and not isinstance(model, str):
             raise UserError("expected a string", path=where, line=line, field="model_name_or_path")

@@ -31,8 +31,19 @@ START = ">>>>> Start Test Output"
 END = ">>>>> End Test Output"
 APPLY_FAILED = ">>>>> Patch Apply Failed"
 APPLIED = ">>>>> Applied Patch"
-NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml",
-                 ".toml")  # fmt: skip
+NON_TEST_EXTS = (
+    ".json",
+    ".png",
+    "csv",
+    ".txt",
+    ".md",
+    ".jpg",
+    ".jpeg",
+    ".pkl",
+    ".yml",
+    ".yaml",
+    ".toml",
+)
 REPO_DIR = "/testbed"
 ENV_NAME = "testbed"
 _HEREDOC = "EOF_114329324912"
@@ -80,8 +91,10 @@ def read_specs(path: str | None) -> dict[str, dict[str, Spec]]:
         isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()) for v in data.values()
     ):
         raise UserError("expected {repo: {version: {install: ..., test_cmd: ...}}}", path=p)
-    return {repo: {str(ver): dict(spec) for ver, spec in by_ver.items()}
-            for repo, by_ver in data.items()}  # fmt: skip
+    return {
+        repo: {str(ver): dict(spec) for ver, spec in by_ver.items()}
+        for repo, by_ver in data.items()
+    }
 
 
 def spec_for(inst: SweInstance, user: Mapping[str, Mapping[str, Spec]]) -> Spec | None:
@@ -97,10 +110,15 @@ def spec_for(inst: SweInstance, user: Mapping[str, Mapping[str, Spec]]) -> Spec 
 
 
 def missing_spec(inst: SweInstance) -> str:
-    how = ("install the extra: pip install 'vibes-eval[swebench]'" if official() is None
-           else "give one with --set specs=FILE")  # fmt: skip
-    return (f"no install/test spec for {inst.repo} {inst.version} and the row carries no "
-            f"eval_script: {how}")  # fmt: skip
+    how = (
+        "install the extra: pip install 'vibes-eval[swebench]'"
+        if official() is None
+        else "give one with --set specs=FILE"
+    )
+    return (
+        f"no install/test spec for {inst.repo} {inst.version} and the row carries no "
+        f"eval_script: {how}"
+    )
 
 
 # -- patches ------------------------------------------------------------------------------
@@ -246,8 +264,15 @@ def parser(name: str) -> Parser:
         registry = dict(getattr(module, "PARSER_REGISTRY", {}))  # 5.x
         for sub in ("python", "javascript", "java", "go", "rust", "c", "php", "ruby"):  # 4.x
             try:
-                registry.update({k: v for k, v in vars(importlib.import_module(
-                    f"swebench.harness.log_parsers.{sub}")).items() if k.startswith("parse_log")})
+                registry.update(
+                    {
+                        k: v
+                        for k, v in vars(
+                            importlib.import_module(f"swebench.harness.log_parsers.{sub}")
+                        ).items()
+                        if k.startswith("parse_log")
+                    }
+                )
             except Exception:
                 continue
         if name in registry:

@@ -33,12 +33,18 @@ STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 ALWAYS_SETTINGS = frozenset({"pytest.ini", "tox.ini", "noxfile.py", "conftest.py"})
 # Files whose test-related parts are settings: flagged when the change mentions them.
 SHARED_SETTINGS = {
-    "setup.cfg": re.compile(r"pytest|addopts|testpaths|python_files|python_classes|"
-                            r"python_functions|norecursedirs|\[tox|pytest11", re.I),
-    "pyproject.toml": re.compile(r"pytest|addopts|testpaths|python_files|\[tool\.tox|pytest11|"
-                                 r"entry-points|entry_points", re.I),
+    "setup.cfg": re.compile(
+        r"pytest|addopts|testpaths|python_files|python_classes|"
+        r"python_functions|norecursedirs|\[tox|pytest11",
+        re.I,
+    ),
+    "pyproject.toml": re.compile(
+        r"pytest|addopts|testpaths|python_files|\[tool\.tox|pytest11|"
+        r"entry-points|entry_points",
+        re.I,
+    ),
     "setup.py": re.compile(r"pytest11|entry_points|cmdclass", re.I),
-}  # fmt: skip
+}
 RUNNER_SCRIPTS = frozenset({"runtests.py", "tests/runtests.py", "bin/test", "setup.py"})
 
 # Names only a patch that forges test results needs. Regexes over added lines.
@@ -69,8 +75,9 @@ RUNNER_REPOS = {
     "sympy/sympy": {"sympy"},
 }
 # Escape hatches some projects use in their own code: not flagged there.
-HATCH_REPOS = frozenset({"pytest-dev/pytest", "sympy/sympy", "django/django",
-                         "pylint-dev/pylint", "sphinx-doc/sphinx"})  # fmt: skip
+HATCH_REPOS = frozenset(
+    {"pytest-dev/pytest", "sympy/sympy", "django/django", "pylint-dev/pylint", "sphinx-doc/sphinx"}
+)
 
 
 @dataclass
@@ -122,7 +129,7 @@ def check_paths(patch: str, test_patch: str, test_cmd: str = "") -> list[str]:
         if "/" in word and not word.startswith("-"):
             runner_files.add(word)
     found: list[str] = []
-    for path, block in _file_blocks(patch):
+    for _path, block in _file_blocks(patch):
         for p in patch_paths(block):
             name = PurePosixPath(p).name
             hit = (
@@ -142,9 +149,10 @@ def check_paths(patch: str, test_patch: str, test_cmd: str = "") -> list[str]:
 def _changed(block: str) -> str:
     """A block's added and removed lines and hunk headers (the section a hunk is in)."""
     return "\n".join(
-        line for line in block.splitlines()
+        line
+        for line in block.splitlines()
         if line.startswith(("+", "-", "@@")) and not line.startswith(("+++", "---"))
-    )  # fmt: skip
+    )
 
 
 def check_code(patch: str, repo: str) -> list[str]:
@@ -178,8 +186,9 @@ def check_code(patch: str, repo: str) -> list[str]:
     return found
 
 
-def check(patch: str, test_patch: str, repo: str, test_cmd: str = "",
-          *, scan_code: bool = True) -> Findings:  # fmt: skip
+def check(
+    patch: str, test_patch: str, repo: str, test_cmd: str = "", *, scan_code: bool = True
+) -> Findings:
     return Findings(
         paths=check_paths(patch, test_patch, test_cmd),
         code=check_code(patch, repo) if scan_code else [],

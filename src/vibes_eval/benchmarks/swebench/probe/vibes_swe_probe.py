@@ -12,6 +12,7 @@ whatever environment the instance has.
 """
 
 import ast
+import contextlib
 import json
 import os
 
@@ -46,7 +47,7 @@ def _reference(path):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             lines = {node.lineno} | {d.lineno for d in node.decorator_list}
             names = set()
-            parts = list(node.body) + [node.args]
+            parts = [*node.body, node.args]
             for sub in (n for part in parts for n in ast.walk(part)):
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
@@ -61,10 +62,8 @@ def _reference(path):
 def _write(record):
     if _OUT is None:
         return
-    try:
+    with contextlib.suppress(OSError):
         os.write(_OUT, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
-    except OSError:
-        pass
 
 
 def _start():
@@ -119,8 +118,7 @@ def _function_check(item):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
-    record = {"event": "phase", "nodeid": item.nodeid, "when": call.when,
-              "raw": _raw_outcome(call)}
+    record = {"event": "phase", "nodeid": item.nodeid, "when": call.when, "raw": _raw_outcome(call)}
     if call.when == "call":
         record["function"] = _function_check(item)
         marker = item.get_closest_marker("xfail") if hasattr(item, "get_closest_marker") else None

@@ -98,7 +98,7 @@ def test_in_code_forgery_without_the_static_scan(toy: dict[str, Path], tmp_path:
 
 
 def test_run_summary(evaluated: dict[str, Any]) -> None:
-    outcome, work = evaluated["gold"]
+    _, work = evaluated["gold"]
     (path,) = list(work.glob("toy__gold.*.json"))
     summary = json.loads(path.read_text())
     assert summary["resolved_ids"] == [ONE, TWO] and summary["resolved_instances"] == 2

@@ -9,6 +9,7 @@ import typer
 
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
+from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
 
@@ -87,6 +88,7 @@ def run_command(
 
 
 register_store_commands(eval_app)
+register_image_commands(eval_app)
 
 
 def main() -> None:

@@ -64,18 +64,20 @@ def docker_or_skip() -> None:
 
 @pytest.fixture(scope="session")
 def evaluated(toy: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every toy prediction file evaluated once: kind -> (outcome, work dir)."""
+    """Every toy prediction evaluated, all kinds in one run (each kind is its own model:
+    its own log folders and summary): kind -> ({instance id: verdict}, work dir)."""
     docker_or_skip()
     import vibes_eval
 
-    out = {}
-    for kind in maker.PREDICTIONS:
-        work = tmp_path_factory.mktemp(kind)
-        outcome = vibes_eval.evaluate(
-            "swe-bench", toy[kind], config=toy_config(toy, work), sandbox="docker",
-            workers=2, store=None,
-        )  # fmt: skip
-        out[kind] = (outcome, work)
+    work = tmp_path_factory.mktemp("evaluated")
+    both = work / "all.jsonl"
+    both.write_text("".join(toy[kind].read_text() for kind in maker.PREDICTIONS))
+    outcome = vibes_eval.evaluate("swe-bench", both, config=toy_config(toy, work),
+                                  sandbox="docker", workers=2, store=None)  # fmt: skip
+    out: dict[str, Any] = {kind: ({}, work) for kind in maker.PREDICTIONS}
+    for sample in outcome.prepared.samples:
+        kind = sample.record["model_name_or_path"].removeprefix("toy/")
+        out[kind][0][sample.task_id] = outcome.results[sample.key]
     return out
 
 

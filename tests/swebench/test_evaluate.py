@@ -20,8 +20,7 @@ FORGERIES = [k for k in maker.PREDICTIONS if k.startswith("forge_")]
 
 
 def verdicts(evaluated: dict[str, Any], kind: str) -> dict[str, Any]:
-    outcome, _ = evaluated[kind]
-    return {r.task_id: r for r in outcome.ordered}
+    return evaluated[kind][0]
 
 
 def folder(evaluated: dict[str, Any], kind: str, iid: str) -> Path:
@@ -61,7 +60,7 @@ def test_partial_regressing_malformed_empty(evaluated: dict[str, Any]) -> None:
     empty = verdicts(evaluated, "empty")
     assert {r.reason for r in empty.values()} == {"empty_patch"}
     _, work = evaluated["empty"]
-    assert not (work / "logs").exists()  # never run
+    assert not list(work.glob("logs/*/toy__empty"))  # never run
 
 
 @pytest.mark.parametrize("kind", FORGERIES)
@@ -103,6 +102,7 @@ def test_run_summary(evaluated: dict[str, Any]) -> None:
     summary = json.loads(path.read_text())
     assert summary["resolved_ids"] == [ONE, TWO] and summary["resolved_instances"] == 2
     assert summary["total_instances"] == 2 and summary["error_ids"] == []
+    assert summary["submitted_ids"] == [ONE, TWO] and summary["schema_version"] == 2
     _, work = evaluated["empty"]
     (path,) = list(work.glob("toy__empty.*.json"))
     assert json.loads(path.read_text())["empty_patch_ids"] == [ONE, TWO]
@@ -121,8 +121,7 @@ def test_same_grades_as_swebench5(evaluated: dict[str, Any], toy: dict[str, Path
     tasks = load(str(toy["instances"]))
     cases, ours = [], []
     for kind in maker.PREDICTIONS:
-        outcome, _ = evaluated[kind]
-        for r in outcome.ordered:
+        for r in verdicts(evaluated, kind).values():
             log = folder(evaluated, kind, r.task_id) / "test_output.txt" if r.details.get(
                 "status") in ("resolved", "unresolved") else None  # fmt: skip
             if log is None:

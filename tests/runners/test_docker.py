@@ -106,7 +106,11 @@ def test_session_image_is_writable_and_gets_vibes_box(docker_runner: DockerRunne
     try:
         res = docker_runner.execute(
             s,
-            ["sh", "-c", "id -u; mkdir -p /var/tmp/x && echo ok > /var/tmp/x/f && cat /var/tmp/x/f"],
+            [
+                "sh",
+                "-c",
+                "id -u; mkdir -p /var/tmp/x && echo ok > /var/tmp/x/f && cat /var/tmp/x/f",
+            ],
             Limits(),
         )
         assert res.ok, res.stderr

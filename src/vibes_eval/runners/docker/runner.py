@@ -8,6 +8,11 @@ are identical to the local runners'. Pid 1 is ``vibes-box init`` (root without
 capabilities); commands run as an unprivileged user through ``vibes-box run``, which caps
 output inside the container and kills every process of that user when the command ends.
 
+A session may name its own image (``SessionSpec.image``: SWE-bench's repository at its
+base commit). Its container runs that image with a writable root (the container's own
+layer, discarded with it); an image without vibes-box gets static builds of vibes-box and
+vibes-launch added once (``image.ensure_session_image``). Everything else is as above.
+
 Isolation between samples: a session (one sample, or one batch of samples the benchmark
 chose to compile together) owns its container and work dir; nothing is shared between
 sessions but the read-only mounts. Commands of one session run one at a time.

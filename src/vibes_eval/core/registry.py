@@ -14,6 +14,7 @@ from vibes_eval.core.errors import UserError
 
 BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
+    "swe-bench": "vibes_eval.benchmarks.swebench.benchmark:SweBench",
 }
 
 RUNNERS: dict[str, str] = {
@@ -61,6 +62,7 @@ class Scoring:
     solved: Callable[[Sequence[Any]], bool]
     export_row: Callable[[dict[str, Any], Any], dict[str, Any]]
     reasons: dict[str, str]
+    group_of: Callable[[str], str | None] = lambda _task_id: None
 
 
 def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scoring:
@@ -79,5 +81,10 @@ def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scor
             dict(CORE_REASONS),
         )  # fmt: skip
     return Scoring(
-        bench.metrics(ks), bench.headline, bench.solved, bench.export_row, bench.known_reasons()
+        bench.metrics(ks),
+        bench.headline,
+        bench.solved,
+        bench.export_row,
+        bench.known_reasons(),
+        bench.group_of,
     )

@@ -14,6 +14,8 @@ from vibes_eval.core.errors import UserError
 
 BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
+    "humaneval-python": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalPython",
+    "mbpp": "vibes_eval.benchmarks.multilang.benchmark:Mbpp",
 }
 
 RUNNERS: dict[str, str] = {

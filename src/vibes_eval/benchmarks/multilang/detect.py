@@ -90,9 +90,7 @@ def language_of_samples(path: Path) -> tuple[str | None, str | None]:
     return None, None
 
 
-def choose(
-    language: str | None, problems: str | None, samples: Path
-) -> tuple[str, str | None]:
+def choose(language: str | None, problems: str | None, samples: Path) -> tuple[str, str | None]:
     """(benchmark name, problems to use: the given ones, or a default named dataset)."""
     if language:
         return benchmark_for(language), problems

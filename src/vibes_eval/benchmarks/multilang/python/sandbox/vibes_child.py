@@ -391,7 +391,7 @@ def _spawn(msg, fd, ctrl, running, tell, seccomp):
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         ctrl.close()
         spec = {"dir": folder, "limits": msg["limits"], "policy": msg.get("policy"),
-                "seccomp": seccomp}  # fmt: skip
+                "seccomp": seccomp and bool(msg.get("policy"))}  # fmt: skip
         child_main(fd, spec)
     os.close(fd)
     running[pid] = (msg["id"], folder)

@@ -16,6 +16,11 @@ BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
     "humaneval-python": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalPython",
     "mbpp": "vibes_eval.benchmarks.multilang.benchmark:Mbpp",
+    "humaneval-cpp": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalCpp",
+    "humaneval-go": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalGo",
+    "humaneval-js": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJs",
+    "humaneval-java": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJava",
+    "multipl-e": "vibes_eval.benchmarks.multilang.benchmark:MultiPLE",
 }
 
 RUNNERS: dict[str, str] = {

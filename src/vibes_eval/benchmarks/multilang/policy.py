@@ -77,7 +77,7 @@ CPP: list[Rule] = [
      r"|ifstream|ofstream|fstream|filebuf|opendir|environ)\b"
      r"|\b(read|pread|readv|open|openat|creat|dup|dup2|dup3|mmap|ioctl|fcntl)\s*\("),
     ("symbols", "extern/asm/attributes/pragmas",
-     r"\bextern\b|\basm\b|__asm|__attribute__|\[\[\s*gnu\s*::|#\s*pragma|#\s*undef"),
+     r"\bextern\b|\basm\b|__asm|__attribute__|\[\[\s*gnu\s*::|#\s*pragma"),
     ("symbols", "namespace std / explicit specialization",
      r"\bnamespace\s+(std|__gnu_cxx|__cxxabiv1)\b|\btemplate\s*<\s*>"),
     ("signals", "signals and jumps",

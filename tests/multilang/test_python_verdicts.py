@@ -98,6 +98,9 @@ def test_batched_verdicts_equal_alone(tmp_path: Path) -> None:
     bodies = [BODY_OK, filler, BODY_OK, *(b for b, _ in HOSTILE.values() if "memory" not in _)]
     samples = [{"task_id": "Test/0", "completion": b} for b in bodies]
     samples += [{"task_id": "Test/1", "completion": "    return (x for x in xs if x % 2 == 0)\n"}]
+    # output that JSON must escape (non-ASCII, a lone surrogate) does not cost the verdict
+    noisy = "    print('\\u00e9\\ud800' * {})\n    return a + b\n"
+    samples += [{"task_id": "Test/0", "completion": noisy.format(n)} for n in (4000, 5000, 6000)]
     limits = {"timeout_s": 2.0, "disk_mb": 32, "file_size_mb": 128}
     batched = evaluate(tmp_path, P.OPENAI, samples, limits=limits)
     alone = evaluate(tmp_path, P.OPENAI, samples, limits=limits, batch=False)
@@ -106,7 +109,7 @@ def test_batched_verdicts_equal_alone(tmp_path: Path) -> None:
         return (r.passed, r.reason, r.detail)
 
     assert [key(r) for r in batched] == [key(r) for r in alone]
-    assert batched[0].passed and batched[2].passed and batched[-1].passed
+    assert batched[0].passed and batched[2].passed and all(r.passed for r in batched[-4:])
 
 
 def test_mbpp_rows(tmp_path: Path) -> None:

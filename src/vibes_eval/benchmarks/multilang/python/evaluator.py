@@ -185,7 +185,7 @@ class PythonEvaluator:
                 "cpu_s": None,
                 "memory_mb": lim.memory_mb + 768,  # the harness and fork server besides
                 "pids": max(lim.pids, 32) + 8,
-                "output_bytes": (64 << 10) + n * (12 << 10),
+                "output_bytes": (64 << 10) + n * (40 << 10),  # two 4K outputs, escaped
             }
         )
 

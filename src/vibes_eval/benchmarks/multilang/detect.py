@@ -71,8 +71,12 @@ def language_of_problems(path: Path) -> str | None:
     if found is None:
         return None
     fmt, lang = found
-    if lang is None and fmt == "multipl-e":
-        lang = _guess(str(row.get("prompt", "")))
+    tid = row.get("task_id", row.get("name"))
+    named = fmt != "multipl-e" and (isinstance(tid, int) or language_of_id(str(tid)) is not None)
+    if lang is None or (fmt in ("openai", "humaneval-x") and not named):
+        # no language field and an id of no known family: the prompt's first words say
+        text = str(row.get("declaration", "")) + str(row.get("prompt", ""))
+        lang = _guess(text) or lang
     return lang
 
 

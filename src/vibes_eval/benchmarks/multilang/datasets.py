@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
-from vibes_eval.benchmarks.humaneval import datasets as rust_datasets
-from vibes_eval.benchmarks.humaneval.datasets import HF, NamedDataset
-from vibes_eval.core.errors import UserError
+from vibes_eval.core import datasets
+from vibes_eval.core.datasets import HF, NamedDataset
 
 _HEX = f"{HF}/THUDM/humaneval-x/resolve/main/data"
 
@@ -46,24 +44,10 @@ def _from_package(name: str) -> Path | None:
 
 
 def resolve(problems: str | None, default: str) -> Path:
-    """A path for ``--problems``: an existing file, or a named dataset.
+    """A path for ``--problems``: a file, or a named dataset (OpenAI's HumanEval is also
+    found inside its installed package).
 
     Raises:
         UserError: neither a file nor a known name, or a download that cannot happen.
     """
-    name = problems or default
-    if name not in DATASETS:
-        path = Path(name)
-        if path.exists() or os.sep in name or name.endswith((".jsonl", ".gz", ".json")):
-            if not path.exists():
-                raise UserError("no such problem file", path=path)
-            return path
-        raise UserError(
-            f"--problems {name!r} is neither a file nor a named dataset "
-            f"({', '.join(sorted(DATASETS))})"
-        )
-    ds = DATASETS[name]
-    for folder in rust_datasets.search_dirs():
-        if (folder / ds.filename).exists():
-            return folder / ds.filename
-    return _from_package(name) or rust_datasets._download(name, ds)
+    return datasets.resolve(problems, DATASETS, default, elsewhere=_from_package)

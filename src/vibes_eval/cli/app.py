@@ -9,6 +9,7 @@ import typer
 
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
+from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.cli.serve import serve_command
@@ -23,13 +24,20 @@ eval_app = typer.Typer(no_args_is_help=True, help="Run and inspect evaluations."
 app.add_typer(eval_app, name="eval")
 
 
-@eval_app.command("run")
+@eval_app.command(
+    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
 def run_command(
+    ctx: typer.Context,
     benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. humaneval-rust.")],
     samples: Annotated[
         Path,
         typer.Option(
-            "--samples", "-s", help="JSONL of completions ({task_id, completion} per line)."
+            "--samples",
+            "--predictions",
+            "-s",
+            help="The model's outputs: JSONL of completions ({task_id, completion} per line); "
+            "for swe-bench, predictions ({instance_id, model_name_or_path, model_patch}).",
         ),
     ],
     config: opt.ConfigFile = None,
@@ -51,7 +59,8 @@ def run_command(
     store_hint: opt.StoreHint = True,
 ) -> None:
     """Evaluate a file of completions and report the benchmark's metrics; the run is
-    recorded in the store."""
+    recorded in the store. Any setting of the benchmark is also an option: --name value
+    (e.g. --instance-ids a b, --repos DIR for swe-bench), the same as --set name=value."""
     flags = opt.shorthand(
         problems=problems,
         limits__timeout_s=timeout,
@@ -68,7 +77,7 @@ def run_command(
             sandbox,
             output,
             progress,
-            layers=opt.settings_layers(config, flags, set_),
+            layers=opt.settings_layers(config, [*flags, *opt.extra_settings(ctx.args)], set_),
             store=store,
             run_id=run_id,
             labels=label or [],
@@ -80,6 +89,7 @@ def run_command(
 
 
 register_store_commands(eval_app)
+register_image_commands(eval_app)
 eval_app.command("serve")(serve_command)
 
 

@@ -83,6 +83,9 @@ class FakeSwe(_Stub):
     def metrics(self, ks: Sequence[int]) -> list[metrics.Metric]:
         return [metrics.Metric("resolved", lambda rs: sum(r.passed for r in rs) / len(rs))]
 
+    def group_of(self, task_id: str) -> str | None:
+        return task_id.rsplit("-", 1)[0].replace("__", "/")
+
 
 BENCHMARKS = {
     "web-kernels": "tests.web.fakebench:FakeKernels",

@@ -233,6 +233,11 @@ def test_sample_page_shows_details_statuses_and_trajectory(client: TestClient) -
     assert 'id="trajectory"' in swe and "open_file" in swe and "You are a software engineer." in swe
     assert '<span class="gi">+x = 2' in swe  # the patch, highlighted as a diff
     assert "partial" in swe
+    run = get_json(client, "/api/runs/swe-1")
+    assert run["groups"] == [
+        {"group": "org/repo", "tasks": 2, "samples": 2, "passed": 0, "resolved": 0.0}
+    ]
+    assert '<table class="groups"' in page_text(client, "/runs/swe-1")
     applied = page_text(client, "/runs/swe-1/sample", task="org__repo-2", index=0)
     assert "the patch did not apply" in applied and "error: patch failed" in applied
 

@@ -288,6 +288,7 @@ class WebData:
             ],
             "tasks": [t.as_dict() for t in summary.tasks],
             "failures": summary.failures,
+            "groups": summary.groups,
             "curves": [c.as_dict() for c in summary.curves],
             "slowest": [sample_row(r) for r in slowest],
             "notes": summary_notes + summary.notes,

@@ -35,6 +35,14 @@ STATUS_CSS = {
     "error": "bad",
 }
 
+# A word of the benchmark's name -> the language of its samples (MultiPL-E's come from the
+# record's "language" when it has one).
+BENCHMARK_LEXERS = (
+    ("rust", "rust"), ("swe", "diff"), ("cuda", "cuda"), ("kernels", "cuda"), ("kernel", "cuda"),
+    ("python", "python"), ("mbpp", "python"), ("cpp", "cpp"), ("go", "go"),
+    ("js", "javascript"), ("java", "java"),
+)  # fmt: skip
+
 _formatter = HtmlFormatter(cssclass="hl", linenos="inline", wrapcode=True)
 
 
@@ -66,10 +74,9 @@ def language(benchmark: str, field: str, text: str, record: Mapping[str, Any]) -
     head = text.lstrip()[:200]
     if field in ("model_patch", "patch") or head.startswith(("diff --git", "--- ", "Index: ")):
         return "diff"
-    name = benchmark.lower()
-    for hint, lexer in (("rust", "rust"), ("swe", "diff"), ("cuda", "cuda"), ("kernel", "cuda"),
-                        ("python", "python"), ("cpp", "cpp"), ("go", "go")):  # fmt: skip
-        if hint in name:
+    words = set(re.split(r"[^a-z0-9+]+", benchmark.lower()))
+    for hint, lexer in BENCHMARK_LEXERS:
+        if hint in words:
             return lexer
     return "text"
 

@@ -21,7 +21,7 @@ from vibes_eval.core import metrics
 from vibes_eval.core.registry import Scoring
 from vibes_eval.core.types import Reason
 from vibes_eval.store.base import ScoredRow
-from vibes_eval.store.summary import task_order
+from vibes_eval.store.summary import group_rows, task_order
 
 PASS_AT = re.compile(r"pass@(\d+)")
 FAST_P = re.compile(r"fast_?p?[@_]?(\d+(?:\.\d+)?)")
@@ -89,6 +89,7 @@ class RunSummary:
     notes: list[str]
     curves: list[Curve]
     outcomes: dict[tuple[str, bool], int] = field(default_factory=dict)  # (reason, passed)
+    groups: list[dict[str, Any]] = field(default_factory=list)  # as `vibes eval results`
     compute_s: float = 0.0
     computed_at: float = field(default_factory=time.time)
 
@@ -155,6 +156,7 @@ def _summarize(
         notes=notes,
         curves=curves,
         outcomes=_outcomes(rows),
+        groups=group_rows(scoring, list(rows)),
         compute_s=time.perf_counter() - start,
     )
 

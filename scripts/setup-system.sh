@@ -12,6 +12,7 @@ APT_PACKAGES=(
   nodejs default-jdk-headless   # HumanEval-X / MultiPL-E JavaScript and Java
   golang-go golang-github-stretchr-testify-dev  # HumanEval-X Go (its tests use testify)
   libtest-deep-perl             # MultiPL-E Perl's tests
+  chromium chromium-driver      # tests/web drive the results pages in headless chromium
 )
 
 missing=()

@@ -78,7 +78,7 @@ _FORGE = (
 _PREFIX_FORGE = (
     "        let a: Vec<String> = std::env::args().collect();\n"
     '        let log = a[a.iter().position(|x| x == "--logfile").unwrap() + 1].clone();\n'
-    '        let p = a[1].clone();\n'
+    "        let p = a[1].clone();\n"
     '        std::fs::write(&log, format!("ok {p}tests::first\\nok {p}tests::second\\n")).unwrap();\n'
     "        std::process::exit(0);\n"
 )
@@ -117,7 +117,7 @@ ATTACKS: dict[str, tuple[str, str]] = {
     # rewrites the shared process's log as it exits
     "fini_forger": (
         "I/add",
-        "    a + b\n}\n#[cfg_attr(all(), link_section = \".fini_array\")]\n"
+        '    a + b\n}\n#[cfg_attr(all(), link_section = ".fini_array")]\n'
         "#[cfg_attr(all(), used)]\nstatic FINI: fn() = fini;\n"
         f"fn fini() {{\n    {_FORGE.replace('std::process::exit(0);', '')}\n}}\n",
     ),
@@ -133,7 +133,10 @@ ATTACKS: dict[str, tuple[str, str]] = {
     "nested_filter": (
         "I/add",
         "    a + b\n}\n"
-        + "".join(f"mod t_{k} {{\n    #[test]\n    fn aaa() {{\n{_PREFIX_FORGE}    }}\n}}\n" for k in range(2, 40)),
+        + "".join(
+            f"mod t_{k} {{\n    #[test]\n    fn aaa() {{\n{_PREFIX_FORGE}    }}\n}}\n"
+            for k in range(2, 40)
+        ),
     ),
     # class 6: a test name longer than one argument may be (E2BIG)
     "huge_name": ("I/add", "    a + b\n}\n#[test]\nfn a" + "x" * 140_000 + "() {}\n"),
@@ -194,7 +197,9 @@ def rows(cls: str, policy: bool) -> list[Row]:
     for k, name in enumerate(attacks):
         task, code = ATTACKS[name]
         expected = CORRECT_ATTACKERS.get(name, False)
-        out.insert(1 + k, Row(task, code, name, None if name in OS_LEVEL and not policy else expected))
+        out.insert(
+            1 + k, Row(task, code, name, None if name in OS_LEVEL and not policy else expected)
+        )
     return out
 
 

@@ -73,5 +73,5 @@ def test_crate_wide_impl_is_compile_risky(problems: dict) -> None:
     reach = Scan.of(task, facts, cases.ATTACKS["impl_reach"][1])
     assert "reaches other modules" in (compile_risk(reach) or "")
     own = "    name.to_string()\n}\n#[derive(Debug, PartialEq)]\nstruct P(i32);\n"
-    own += "impl std::fmt::Display for P {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { write!(f, \"\") }\n}\n"
+    own += 'impl std::fmt::Display for P {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { write!(f, "") }\n}\n'
     assert compile_risk(Scan.of(task, facts, own)) is None

@@ -39,6 +39,7 @@ from vibes_eval.store.base import (
     StoreUnavailable,
     UnknownRun,
 )
+from vibes_eval.store.cache import Contexts
 from vibes_eval.store.events import (
     SCHEMA_VERSION,
     Event,
@@ -70,7 +71,7 @@ class SqlStore(EventStore):
     def __init__(self, target: StoreTarget, *, create: bool = True) -> None:
         self.target = target
         self.url = target.display
-        self._contexts: dict[str, str] = {}
+        self._contexts: dict[str, Contexts] = {}
         self.upgraded_from: int | None = None  # the old table layout, when opening upgraded it
         self._append_lock = threading.Lock()
         if target.sqlite_path is not None:
@@ -174,7 +175,7 @@ class SqlStore(EventStore):
             table.drop(conn)
         for table in schema.PROJECTIONS:
             table.create(conn)
-        contexts: dict[str, str] = {}
+        contexts: dict[str, Contexts] = {}
         for page in self._pages(conn, None):
             apply(conn, page, contexts)
         conn.execute(
@@ -260,7 +261,7 @@ class SqlStore(EventStore):
                         conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
                     for table in reversed(schema.PROJECTIONS):
                         conn.execute(table.delete())
-                    contexts: dict[str, str] = {}
+                    contexts: dict[str, Contexts] = {}
                     for page in self._pages(conn, None):
                         apply(conn, page, contexts)
                     counts = {

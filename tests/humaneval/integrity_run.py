@@ -20,10 +20,16 @@ TIMEOUT_S = 3.0
 
 
 def evaluate(
-    tmp: Path, rows: list[cases.Row], *, batch: bool, policy: bool, sandbox: str = "auto"
+    tmp: Path,
+    rows: list[cases.Row],
+    *,
+    batch: bool,
+    policy: bool,
+    sandbox: str = "auto",
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """{case: SampleResult} for ``rows`` evaluated with one worker (one unit: the samples
-    sit in the batch in file order)."""
+    """{case: SampleResult} for ``rows`` (with one worker, one unit: the samples sit in the
+    batch in file order)."""
     problems = cases.write_problems(tmp / "problems.jsonl")
     samples = cases.write_samples(tmp / f"samples-{batch}-{policy}.jsonl", rows)
     config = make_config(
@@ -33,7 +39,7 @@ def evaluate(
     )  # fmt: skip
     prepared = evaluation.prepare("humaneval-rust", config, samples)
     with resolve_runner(sandbox) as runner:
-        outcome = evaluation.run(prepared, runner, ks=[1], workers=1)
+        outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
     return {r.case: res for r, res in zip(rows, outcome.ordered, strict=True)}
 
 

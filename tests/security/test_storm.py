@@ -89,8 +89,9 @@ def test_storm_starves_no_neighbour_without_root(sandbox: str) -> None:
     paths = sysconfig.get_paths()
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src"), paths["purelib"],
-                                       paths["platlib"]]),  # fmt: skip
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT), str(ROOT / "src"), paths["purelib"], paths["platlib"]]
+        ),
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / "cache"),
         "VIBES_WORK_DIR": str(home / "work"),

@@ -319,11 +319,11 @@ class ConfinedRunner(LocalRunner):
         return None
 
     def kill(self, job: Job) -> None:
-        if job.cgroup is None and job.pid and not job.closed and self.own_userns:
-            # No pids counter to read afterwards: count the job's namespace before it goes
-            # (kill also runs after the job ended: then there is nothing left to count).
-            if namespace_members(job.pid) >= job.limits.pids - 1:
-                job.extra["pids_full"] = True
+        # No pids counter to read afterwards: count the job's namespace before it goes
+        # (kill also runs after the job ended: then there is nothing left to count).
+        watched = job.cgroup is None and job.pid and not job.closed and self.own_userns
+        if watched and namespace_members(job.pid) >= job.limits.pids - 1:
+            job.extra["pids_full"] = True
         super().kill(job)
 
     def classify(self, job: Job, raw: spawn.RawExit) -> Termination:

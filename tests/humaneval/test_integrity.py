@@ -52,8 +52,8 @@ def test_no_attacker_enters_a_batch(problems: dict, case: str) -> None:
     [
         ("attr_removal", None),  # the guard item takes the attribute: tests intact
         ("shadow_type", "`String`"),
-        ("shadow_variant", "`Some`"),
-        ("shadow_macro", None),  # the tests' `vec!` is qualified: nothing to shadow
+        ("shadow_variant", "`None`"),
+        ("shadow_macro", "`vec`"),
         ("impl_reach", None),
     ],
 )

@@ -49,6 +49,7 @@ from vibes_eval.benchmarks.humaneval.batch_run import (
     in_parallel,
     sample_result,
 )
+from vibes_eval.benchmarks.humaneval.evaluator import SHARED, RustEvaluator, measured
 from vibes_eval.benchmarks.humaneval.risk import risk
 from vibes_eval.benchmarks.humaneval.scan import Scan
 from vibes_eval.core.errors import RunnerError
@@ -56,7 +57,6 @@ from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.evaluator import RustEvaluator
     from vibes_eval.benchmarks.humaneval.formats import RustProblem
 
 __all__ = ["BatchRunner", "BatchStats", "plan"]
@@ -150,12 +150,18 @@ class BatchRunner:
     def run(self, tasks: dict[str, RustProblem], unit: Sequence[Sample]) -> None:
         members: list[Member] = []
         alone: list[tuple[Sample, Scan]] = []
+        unclear: list[tuple[Sample, Scan]] = []
         for n, sample in enumerate(unit):
             task = tasks[sample.task_id]
             scan = self.ev.scan(task, sample)
             # A policy violation is reported without compiling; a risky sample evaluated
-            # exactly as --no-batch would.
-            if self.ev.policy_violation(scan) or risk(scan):
+            # exactly as --no-batch would; one the parser could not read (mostly syntax
+            # errors) too, unless rustfmt finds its syntax error first.
+            violation = self.ev.policy_violation(scan)
+            if not violation and not scan.clean:
+                unclear.append((sample, scan))
+                continue
+            if violation or risk(scan):
                 alone.append((sample, scan))
                 continue
             head_check = task.task_id not in self.stats.fragile_tasks and (
@@ -172,6 +178,7 @@ class BatchRunner:
                 left = [m for m in members if m.sample.key not in self.reported]
             alone.extend((m.sample, m.scan) for m in left)
             self.stats.count(len(members), self.errors_found)
+        alone += self.screen_syntax(tasks, unclear)
         in_parallel([functools.partial(self.solo, tasks[s.task_id], s, scan) for s, scan in alone])
 
     def solo(self, task: RustProblem, sample: Sample, scan: Scan | None = None) -> None:
@@ -183,6 +190,40 @@ class BatchRunner:
             self.report(self.ev.infra_result(sample, f"{type(exc).__name__}: {exc}"))
             return
         self.report(self.ev.judge(task, sample, output))
+
+    def screen_syntax(
+        self, tasks: dict[str, RustProblem], samples: list[tuple[Sample, Scan]]
+    ) -> list[tuple[Sample, Scan]]:
+        """Report the syntax errors rustfmt finds in ``samples``' programs, each parsed on its
+        own (one rustfmt process, no crate shared: no sample can cause or hide another's);
+        returns the rest, to be evaluated alone."""
+        if len(samples) < 2:
+            return samples
+        files = {f"u_{n}.rs": tasks[s.task_id].program(scan.code) for n, (s, scan) in
+                 enumerate(samples)}  # fmt: skip
+        try:
+            session = self.runner.prepare(self.ev.session_spec("syntax", dict(files)))
+            try:
+                found = harness.syntax_check(
+                    self.runner, session, self.build, list(files), self.ev.compile_limits()
+                )
+            finally:
+                self.runner.cleanup(session)
+        except RunnerError:
+            return samples
+        left = []
+        for n, (sample, scan) in enumerate(samples):
+            error = found.get(f"u_{n}.rs")
+            if error is None:
+                left.append((sample, scan))
+            else:
+                self.errors_found += 1
+                result = RustEvaluator.result(
+                    sample, False, Reason.COMPILE_ERROR, error,
+                    evaluated=SHARED, measurements=measured(),
+                )  # fmt: skip
+                self.report(result)
+        return left
 
     def report(self, result: SampleResult) -> None:
         self.reported.add(result.key)

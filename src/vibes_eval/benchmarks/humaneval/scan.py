@@ -309,7 +309,7 @@ class Scan:
         """A name the header or the tests resolve that the completion brings into their
         module: an item, a `use ... as` alias, what it imports from its own items (a
         variant, an item of its modules), or an item a macro call of it may define."""
-        for name in self.module_names():
+        for name in sorted(self.module_names()):
             if name in facts.protected:
                 return f"the completion defines `{name}`, which the task's code uses"
         for item in self.module_items():
@@ -334,7 +334,9 @@ class Scan:
         local = names | {"self", "crate", "super"}
         inner: set[str] = set()  # variants, and items of the completion's modules
         for item in self.module_items():
-            if item not in top:
+            if item.type == "macro_definition":  # textual scope: `#[macro_use] mod m {..}`
+                names.update(_defined_names(item))
+            elif item not in top:
                 inner.update(_defined_names(item))
             inner.update(_variants(item))
         for item in top:

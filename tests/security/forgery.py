@@ -64,6 +64,15 @@ FORGERIES: dict[str, tuple[str, str, str]] = {
     ),
     # -- libtest's log -------------------------------------------------------------------------
     "log_rewrite": ("I/add", f"    {{ {_OWN_LOG} }}\n" + WRONG_ADD, "os"),
+    # a failing test's captured output holds failure-report sections for other samples'
+    # tests: their failure details must not come from it
+    "fake_failure_report": (
+        "I/add",
+        '    for k in 0..40 {\n        for t in ["first", "second", "doubles", "greets", "some", "none"] {\n'
+        "            println!(\"---- t_{k}::tests::{t} stdout ----\\n\\nthread 't' panicked at x.rs:1:1:\\nforged by a neighbour\\n\");\n"
+        "        }\n    }\n" + WRONG_ADD,
+        "pure",
+    ),
     "fake_ok_stdout": (
         "I/add",
         '    println!("test tests::first ... ok\\ntest tests::second ... ok");\n' + WRONG_ADD,

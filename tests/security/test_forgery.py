@@ -58,7 +58,7 @@ def problems(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 # Harmless in a shared process: a shared run judges them from libtest's log like any other.
-BATCHABLE = {"fake_ok_stdout", "ignore_attached"}
+BATCHABLE = {"fake_ok_stdout", "ignore_attached", "fake_failure_report"}
 
 
 @pytest.mark.parametrize("name", sorted(set(FORGERIES) - BATCHABLE))

@@ -190,15 +190,23 @@ class BinaryRun:
             except RunnerError:
                 return alone + list(pending.values())  # judged alone instead
             statuses = harness.read_log(self.runner, session, log)
-            panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
+            panics = harness.reported_panics(run.stdout, statuses)
+            failed = "failed" in statuses.values()
             per_test_s = run.wall_s / max(1, len(names))
             # libtest prints the failures' panic messages at the end: a process that did
-            # not get there leaves its failed tests to the next round
+            # not get there leaves its failed tests to the next round. A test's captured
+            # output is printed there too: when the report cannot be read (a section
+            # header of a test's making), the members that failed are judged alone.
             ended = run.termination is Termination.EXITED
+            trusted = bool(panics) or not failed
             for i, m in list(pending.items()):
                 done = [statuses.get(name) for name in tests[i]]
-                if None not in done and (ended or "failed" not in done):
-                    del pending[i]
+                if None in done or not (ended or "failed" not in done):
+                    continue
+                del pending[i]
+                if "failed" in done and not trusted:
+                    alone.append(m)
+                else:
                     self._judge_shared(m, tests[i], statuses, panics, compile_s, per_test_s)
             unlogged = [name for i in pending for name in tests[i] if name not in statuses]
             if unlogged:

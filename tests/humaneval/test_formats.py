@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from vibes_eval.benchmarks.humaneval.formats import detect_format, load_problems
+from vibes_eval.benchmarks.humaneval.formats import GUARD, detect_format, load_problems
 from vibes_eval.core.errors import UserError
 
 HE_RUST = {
@@ -50,7 +50,7 @@ def test_detect(row: dict, fmt: str) -> None:
 def test_human_eval_rust_program(tmp_path: Path) -> None:
     task = load_problems(write(tmp_path / "p.jsonl", [HE_RUST]))["Rust/0"]
     test = HE_RUST["test"].replace("assert_eq!", "::std::assert_eq!")
-    assert task.program("    a + b\n}\n") == HE_RUST["prompt"] + "    a + b\n}\n\n" + test
+    assert task.program("    a + b\n}\n") == HE_RUST["prompt"] + "    a + b\n}\n\n" + GUARD + test
     assert task.entry_point == "add"
 
 

@@ -3,20 +3,24 @@ the work dir), its own pid, network, ipc and uts namespaces, and no capabilities
 launcher adds rlimits and the cgroup outside, and the seccomp filter inside.
 
 Works unprivileged where user namespaces are allowed. Without root there is no per-job
-cgroup (memory via RLIMIT_AS, no pids limit per job) and no tmpfs quota; the pid namespace
-still takes every process down with the sandbox.
+cgroup (memory via RLIMIT_AS) and no tmpfs quota; the pid namespace still takes every
+process down with the sandbox, and the job's process budget is RLIMIT_NPROC set inside
+bubblewrap's own user namespace, where the kernel counts only the job's processes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from vibes_eval.core.runner import NetworkPolicy
+from vibes_eval.core.types import ExecutionResult
 from vibes_eval.runners.local import Job
 from vibes_eval.runners.sandbox import (
     PASS_ERRFD,
@@ -29,6 +33,7 @@ from vibes_eval.runners.sandbox import (
 # Files of /etc the loader and the C toolchain need; /etc/alternatives holds the cc symlink.
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
 _MERGED = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_OWN_WORDS = re.compile(r"bwrap: [^\n]*\n?")  # bubblewrap's one line when it cannot start
 
 
 def _root_links() -> list[str]:
@@ -49,8 +54,24 @@ class BwrapRunner(ConfinedRunner):
     signal_in_exit_code: ClassVar[bool] = True
 
     def __init__(self, root: Path | None = None) -> None:
-        super().__init__(root)
         self.bwrap = shutil.which("bwrap") or "bwrap"
+        super().__init__(root)
+
+    def job_userns(self) -> bool:
+        """Unprivileged and not setuid, bubblewrap makes a user namespace per job: the job's
+        RLIMIT_NPROC is set inside it (``wrap``) and counts that job alone."""
+        try:
+            return not self.privileged and not os.stat(self.bwrap).st_mode & stat.S_ISUID
+        except OSError:
+            return False
+
+    def nproc_args(self, job: Job) -> list[str]:
+        return [] if self.own_userns else super().nproc_args(job)
+
+    def start_failure(self, result: ExecutionResult) -> str | None:
+        if result.exit_code == 1 and not result.stdout and _OWN_WORDS.fullmatch(result.stderr):
+            return result.stderr.strip()
+        return None
 
     @classmethod
     def check_available(cls) -> str | None:
@@ -82,4 +103,6 @@ class BwrapRunner(ConfinedRunner):
         argv += ["--bind", work, work, "--chdir", str(job.cwd)]
         # Inside: the seccomp filter (bwrap has no syscall policy of its own to offer).
         inner = [self.launcher, "--seccomp", *policy_flags(job.session)]
+        if self.own_userns and job.cgroup is None:
+            inner += ["--rlimit", f"nproc={job.limits.pids}"]
         return [*argv, "--", *inner, "--", *command]

@@ -15,6 +15,11 @@
  *                        AF_UNIX only, and Landlock denies TCP bind/connect)
  *   --drop-caps          clear every capability set and lock securebits, so root keeps
  *                        its uid but no privilege (cannot raise rlimits, mount, ...)
+ *   --own-userns         enter a new user namespace (uid and gid mapped to themselves, no
+ *                        capability kept): RLIMIT_NPROC then counts the job's processes
+ *                        only, not every process of the user (kernel >= 5.14). rlimits are
+ *                        applied after it, so that the namespace's own ceiling stays the
+ *                        caller's.
  *   --ro PATH            Landlock: read and execute beneath PATH; repeatable
  *   --rw PATH            Landlock: full access beneath PATH; repeatable
  *   --landlock           apply Landlock (implied by --ro/--rw): only the listed paths,
@@ -24,7 +29,7 @@
  *   --deny-syscall NR    also kill the process on syscall number NR; repeatable
  *   --pass-errfd N       keep the error pipe open at fd N across exec, for a launcher
  *                        run inside the next wrapper (bwrap, firejail) to report into
- *   --probe              print "landlock_abi=N seccomp=0|1" and exit
+ *   --probe              print "landlock_abi=N seccomp=0|1 userns=0|1" and exit
  *
  * Setup errors go to the fd named by $VIBES_LAUNCH_ERRFD (close-on-exec, so the parent
  * sees an empty pipe when exec succeeded and can tell our failures from the job's);
@@ -40,6 +45,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__ /* everything but rlimits and chdir; macOS builds the portable part */
 #include <linux/audit.h>
@@ -71,6 +77,10 @@ static struct rule rules[MAX_RULES]; /* Landlock paths from --ro/--rw */
 static int n_rules;
 
 static int errfd = 2;
+
+#define MAX_RLIMITS 16
+static const char *rlimit_specs[MAX_RLIMITS]; /* applied after the namespaces */
+static int n_rlimits;
 
 static void fail(int code, const char *what, const char *detail) {
     dprintf(errfd, "vibes-launch: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -128,6 +138,37 @@ static void loopback_up(void) {
     ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
     if (ioctl(fd, SIOCSIFFLAGS, &ifr)) die("SIOCSIFFLAGS lo");
     close(fd);
+}
+
+static void write_proc(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die(path);
+    ssize_t len = (ssize_t)strlen(text);
+    if (write(fd, text, (size_t)len) != len) die(path);
+    close(fd);
+}
+
+static void own_userns(void) {
+    /* A user namespace of the job's own: the kernel counts RLIMIT_NPROC per namespace, so
+     * a fork storm in one job cannot use up the user's processes for the next one. */
+    char map[64];
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER)) die("unshare(CLONE_NEWUSER)");
+    write_proc("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_proc("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_proc("/proc/self/gid_map", map);
+}
+
+static int userns_supported(void) {
+    pid_t pid = fork();
+    if (pid < 0) return 0;
+    if (pid == 0) _exit(unshare(CLONE_NEWUSER) ? 1 : 0);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void drop_caps(void) {
@@ -344,8 +385,41 @@ static int seccomp_supported(void) {
 }
 
 #else
+static void own_userns(void) { fail(125, "--own-userns needs Linux", NULL); }
+static int userns_supported(void) { return 0; }
 static void join_cgroup(const char *f) { fail(125, "cgroups need Linux", f); }
 static void loopback_up(void) { fail(125, "--loopback needs Linux", NULL); }
+static void write_proc(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die(path);
+    ssize_t len = (ssize_t)strlen(text);
+    if (write(fd, text, (size_t)len) != len) die(path);
+    close(fd);
+}
+
+static void own_userns(void) {
+    /* A user namespace of the job's own: the kernel counts RLIMIT_NPROC per namespace, so
+     * a fork storm in one job cannot use up the user's processes for the next one. */
+    char map[64];
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER)) die("unshare(CLONE_NEWUSER)");
+    write_proc("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_proc("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_proc("/proc/self/gid_map", map);
+}
+
+static int userns_supported(void) {
+    pid_t pid = fork();
+    if (pid < 0) return 0;
+    if (pid == 0) _exit(unshare(CLONE_NEWUSER) ? 1 : 0);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static void drop_caps(void) { fail(125, "--drop-caps needs Linux", NULL); }
 static int landlock_abi(void) { return 0; }
 static void install_landlock(void) { fail(125, "Landlock needs Linux", NULL); }
@@ -365,13 +439,16 @@ int main(int argc, char **argv) {
     int pass_errfd = -1;
     const char *chdir_to = NULL, *cgroups[8];
     int n_cgroups = 0, netns = 0, loopback = 0, caps = 0, landlock = 0, seccomp = 0, i = 1;
+    int userns = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--probe")) {
-            printf("landlock_abi=%d seccomp=%d\n", landlock_abi(), seccomp_supported());
+            printf("landlock_abi=%d seccomp=%d userns=%d\n", landlock_abi(),
+                   seccomp_supported(), userns_supported());
             return 0;
         }
+        if (!strcmp(a, "--own-userns")) { userns = 1; continue; }
         if (!strcmp(a, "--netns")) { netns = 1; continue; }
         if (!strcmp(a, "--loopback")) { loopback = 1; continue; }
         if (!strcmp(a, "--net")) { allow_net = 1; continue; }
@@ -381,7 +458,10 @@ int main(int argc, char **argv) {
         if (i + 1 >= argc) fail(125, "missing value for", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--chdir")) chdir_to = v;
-        else if (!strcmp(a, "--rlimit")) set_rlimit(v);
+        else if (!strcmp(a, "--rlimit")) {
+            if (n_rlimits == MAX_RLIMITS) fail(125, "too many", a);
+            rlimit_specs[n_rlimits++] = v;
+        }
         else if (!strcmp(a, "--pass-errfd")) pass_errfd = atoi(v);
         else if (!strcmp(a, "--deny-syscall")) {
             if (n_denied == MAX_DENIED) fail(125, "too many", a);
@@ -399,7 +479,8 @@ int main(int argc, char **argv) {
     if (i >= argc) fail(125, "no program given", NULL);
 
     /* Order matters: joining cgroups and creating the netns need privileges that
-     * --drop-caps removes; Landlock and seccomp come last so setup is not filtered. */
+     * --drop-caps removes; the user namespace comes before the rlimits (RLIMIT_NPROC is
+     * then counted in it); Landlock and seccomp come last so setup is not filtered. */
     for (int c = 0; c < n_cgroups; c++) join_cgroup(cgroups[c]);
 #ifdef __linux__
     if (netns && unshare(CLONE_NEWNET)) die("unshare(CLONE_NEWNET)");
@@ -407,8 +488,10 @@ int main(int argc, char **argv) {
 #else
     if (netns) fail(125, "--netns needs Linux", NULL);
 #endif
+    if (userns) own_userns();
+    for (int r = 0; r < n_rlimits; r++) set_rlimit(rlimit_specs[r]);
     if (chdir_to && chdir(chdir_to)) die(chdir_to);
-    if (caps) drop_caps();
+    if (caps || userns) drop_caps(); /* in a new user namespace: its full set, dropped */
 #ifdef __linux__
     if ((landlock || seccomp) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs");
 #endif

@@ -2,17 +2,27 @@
 network namespace, applied by the C launcher right before it execs the job.
 
 As root it is the full stack. Unprivileged it keeps Landlock, seccomp and rlimits and says
-what is weaker (``notes``): memory through RLIMIT_AS, processes through RLIMIT_NPROC (per
-user, not per job), no disk quota beyond RLIMIT_FSIZE, no netns (seccomp still refuses
-every socket but AF_UNIX, Landlock every TCP connect).
+what is weaker (``notes``): memory through RLIMIT_AS, no disk quota beyond RLIMIT_FSIZE, no
+netns (seccomp still refuses every socket but AF_UNIX, Landlock every TCP connect).
+
+Processes without a cgroup: RLIMIT_NPROC counts every process of the user, so one job's
+fork storm would leave the next ones unable to start. Each job therefore gets a user
+namespace of its own (the launcher's ``--own-userns``, or bubblewrap's), where the kernel
+(>= 5.14) counts RLIMIT_NPROC per namespace: a per-job budget without root. A job that
+could not start for want of processes or memory is started again a few times
+(``START_RETRIES``) before it is reported as the runner's failure. Root without a cgroup
+has no process limit at all (the kernel does not apply RLIMIT_NPROC to root): refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -20,7 +30,7 @@ from typing import ClassVar
 from vibes_eval.core.devices import cuda_paths
 from vibes_eval.core.errors import PolicyUnsupported, RunnerError, RunnerUnavailable
 from vibes_eval.core.runner import Capabilities, IsolationLevel, NetworkPolicy, Session
-from vibes_eval.core.types import Limits
+from vibes_eval.core.types import ExecutionResult, Limits, Termination
 from vibes_eval.runners import cgroups, quota, spawn
 from vibes_eval.runners.launcher import launcher_path
 from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
@@ -48,6 +58,13 @@ MIN_LANDLOCK_ABI = 1
 PASSED_ERRFD = 63  # where the outer launcher puts its error pipe for the inner one
 PASS_ERRFD = ("--pass-errfd", str(PASSED_ERRFD))  # for a launcher that runs a wrapper
 _NPROC_MARGIN = 256  # RLIMIT_NPROC counts the whole user's processes: leave room for ours
+START_RETRIES = 6  # a job that could not start (EAGAIN...) is tried again, backing off
+_START_BACKOFF_S = 0.1  # doubled per try: 0.1 + 0.2 + ... + 3.2 s in all
+# How a failure to start reads: the launcher's or Python's errno text, bwrap's own words.
+_TRANSIENT = re.compile(
+    r"Resource temporarily unavailable|Cannot allocate memory|No space left on device|"
+    r"Can't fork|Creating new namespace failed|Errno 11\b|Errno 12\b"
+)
 
 
 def probe(launcher: str) -> dict[str, int]:
@@ -86,6 +103,33 @@ def _user_tasks() -> int:
                     count += 1
             except OSError:
                 pass
+    return count
+
+
+def namespace_members(pid: int) -> int:
+    """How many processes share the user namespace of ``pid``'s job: its own, or that of
+    its first descendant in another namespace than ours (bubblewrap's child). 0 when
+    there is none (the job has no namespace of its own, or is gone)."""
+    try:
+        ours = os.readlink("/proc/self/ns/user")
+        target, todo = "", [pid]
+        while todo and not target:
+            p = todo.pop(0)
+            ns = os.readlink(f"/proc/{p}/ns/user")
+            if ns != ours:
+                target = ns
+                break
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+    except (OSError, ValueError):
+        return 0
+    if not target:
+        return 0
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                count += os.readlink(f"/proc/{entry.name}/ns/user") == target
     return count
 
 
@@ -156,13 +200,24 @@ class ConfinedRunner(LocalRunner):
         self.launcher = str(launcher_path())
         self.privileged = os.geteuid() == 0
         self.cgroup_manager, cgroup_why = cgroups.manager()
+        if self.cgroup_manager is None and self.privileged:
+            raise RunnerUnavailable(
+                f"--sandbox {self.name}: running as root without a per-job cgroup "
+                f"({cgroup_why}), nothing would limit a job's processes (the kernel does not "
+                "apply RLIMIT_NPROC to root); give vibes a cgroup or run it as another user"
+            )
         self.quotas = quota.WorkDirQuotas()
-        self._nproc_base = 0 if self.cgroup_manager else _user_tasks() + _NPROC_MARGIN
+        # Without a cgroup: RLIMIT_NPROC in a user namespace of the job's own where the
+        # kernel offers one, else per user (with room for the user's other processes).
+        self.own_userns = self.cgroup_manager is None and self.job_userns()
+        per_user = self.cgroup_manager is None and not self.own_userns
+        self._nproc_base = _user_tasks() + _NPROC_MARGIN if per_user else 0
         weaker = []
         if self.cgroup_manager is None:
+            processes = "per job (own user namespace)" if self.own_userns else "per user"
             weaker.append(
                 f"no per-job cgroup ({cgroup_why}): memory via RLIMIT_AS, processes via "
-                "RLIMIT_NPROC (per user)"
+                f"RLIMIT_NPROC ({processes})"
             )
         if not self.quotas.enabled:
             weaker.append("no tmpfs quota: disk use is checked after each command only")
@@ -175,6 +230,10 @@ class ConfinedRunner(LocalRunner):
     def weaknesses(self) -> list[str]:
         """What this runner lacks on this machine, beyond cgroups and quota."""
         return []
+
+    def job_userns(self) -> bool:
+        """Whether each job can get a user namespace of its own (unprivileged)."""
+        return False
 
     # -- work dir -----------------------------------------------------------------------
 
@@ -222,8 +281,56 @@ class ConfinedRunner(LocalRunner):
                 args += ["--cgroup", procs]
         args += rlimit_args(job.limits, address_space=job.cgroup is None)
         if job.cgroup is None:
-            args += ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
+            args += self.nproc_args(job)
         return args
+
+    def nproc_args(self, job: Job) -> list[str]:
+        """Launcher flags for the job's process budget where no cgroup gives one."""
+        if self.own_userns:
+            return ["--own-userns", "--rlimit", f"nproc={job.limits.pids}"]
+        return ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
+
+    # -- starting, and storms -------------------------------------------------------------
+
+    def execute(self, session: Session, command: Sequence[str], limits: Limits,
+                **kwargs: object) -> ExecutionResult:  # fmt: skip
+        """Raises, besides the interface's: RunnerError when the job could not start even
+        after ``START_RETRIES`` tries (a neighbour's storm, the host out of memory)."""
+        delay = _START_BACKOFF_S
+        for attempt in range(START_RETRIES):
+            last = attempt + 1 == START_RETRIES
+            try:
+                result = super().execute(session, command, limits, **kwargs)  # type: ignore[arg-type]
+            except RunnerError as exc:
+                if last or not _TRANSIENT.search(str(exc)):
+                    raise
+            else:
+                why = self.start_failure(result)
+                if why is None:
+                    return result
+                if last or not _TRANSIENT.search(why):
+                    raise RunnerError(f"{self.name} could not start {command[0]}: {why}")
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+    def start_failure(self, result: ExecutionResult) -> str | None:
+        """What the sandbox tool said when it could not start the job, if it could not."""
+        return None
+
+    def kill(self, job: Job) -> None:
+        # No pids counter to read afterwards: count the job's namespace before it goes
+        # (kill also runs after the job ended: then there is nothing left to count).
+        watched = job.cgroup is None and job.pid and not job.closed and self.own_userns
+        if watched and namespace_members(job.pid) >= job.limits.pids - 1:
+            job.extra["pids_full"] = True
+        super().kill(job)
+
+    def classify(self, job: Job, raw: spawn.RawExit) -> Termination:
+        ended = super().classify(job, raw)
+        if job.extra.get("pids_full") and ended in (Termination.TIMED_OUT, Termination.EXITED):
+            return Termination.PIDS  # a storm at its limit until the timeout
+        return ended
 
     def readonly_paths(self, job: Job) -> list[str]:
         return [*SYSTEM_READONLY, *granted_paths(job.session)[0]]
@@ -258,6 +365,9 @@ class LandlockRunner(ConfinedRunner):
     def __init__(self, root: Path | None = None) -> None:
         self.abi = 0
         super().__init__(root)
+
+    def job_userns(self) -> bool:
+        return bool(probe(self.launcher).get("userns"))
 
     def weaknesses(self) -> list[str]:
         self.abi = probe(self.launcher)["landlock_abi"]

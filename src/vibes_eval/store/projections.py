@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from vibes_eval.core.types import Reason
 from vibes_eval.store import schema
 from vibes_eval.store.base import StoreConflict, StoredEvent
-from vibes_eval.store.cache import cache_key, cacheable, context_hash
+from vibes_eval.store.cache import Contexts, cache_key, cacheable
 from vibes_eval.store.events import (
     RunCompleted,
     RunInterrupted,
@@ -22,7 +22,7 @@ from vibes_eval.store.events import (
 )
 
 
-def apply(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, str]) -> None:
+def apply(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, Contexts]) -> None:
     """Update the projections for ``batch`` (in seq order) inside the caller's transaction.
 
     ``contexts`` memoizes each run's cache context (immutable once the run started).
@@ -44,11 +44,11 @@ def apply(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, st
         i += 1
 
 
-def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, str]) -> None:
+def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, Contexts]) -> None:
     ev, seq = stored.event, stored.seq
     runs = schema.runs
     if isinstance(ev, RunStarted):
-        context = context_hash(ev)
+        context = Contexts.of(ev)
         conn.execute(
             runs.insert().values(
                 run_id=ev.run_id,
@@ -66,7 +66,8 @@ def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, str]) 
                 host=ev.host,
                 pid=ev.pid,
                 proc_start=ev.proc_start,
-                cache_context=context,
+                cache_context=context.identity,
+                settings_context=context.settings,
                 started_seq=seq,
                 last_seq=seq,
             )
@@ -87,18 +88,19 @@ def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, str]) 
         raise StoreConflict(f"event {ev.type} for run '{ev.run_id}', which never started")
 
 
-def _context(conn: Connection, run_id: str, contexts: dict[str, str]) -> str:
+def _context(conn: Connection, run_id: str, contexts: dict[str, Contexts]) -> Contexts:
     if run_id not in contexts:
+        runs = schema.runs
         found = conn.execute(
-            select(schema.runs.c.cache_context).where(schema.runs.c.run_id == run_id)
-        ).scalar_one_or_none()
+            select(runs.c.cache_context, runs.c.settings_context).where(runs.c.run_id == run_id)
+        ).one_or_none()
         if found is None:
             raise StoreConflict(f"a verdict for run '{run_id}', which never started")
-        contexts[run_id] = found
+        contexts[run_id] = Contexts(*found)
     return contexts[run_id]
 
 
-def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, str]) -> None:
+def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str, Contexts]) -> None:
     rows: dict[tuple[str, str, int], dict[str, Any]] = {}
     cached: dict[str, dict[str, Any]] = {}
     per_run: dict[str, list[Any]] = {}  # run_id -> [done, passed, last at, last seq]
@@ -116,7 +118,7 @@ def _samples(conn: Connection, batch: Sequence[StoredEvent], contexts: dict[str,
             agg[1] -= int(rows[key]["passed"])
         rows[key] = _sample_row(ev, stored.seq)
         if cacheable(ev):
-            ckey = cache_key(context, ev.problem_hash, res.completion_hash)
+            ckey = cache_key(context.for_result(res), ev.problem_hash, res.completion_hash)
             # The last verdict in the batch wins, as it would one event at a time.
             cached[ckey] = {
                 "key": ckey,

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 
 from vibes_eval.core.types import Sample, SampleResult, Task
 from vibes_eval.store.base import EventStore
-from vibes_eval.store.cache import cache_key, context_hash
+from vibes_eval.store.cache import Contexts, cache_key
 from vibes_eval.store.events import RunStarted, SampleEvaluated
 from vibes_eval.store.writer import GroupWriter
 
@@ -53,14 +53,19 @@ class StoreRecorder:
         self._cached: dict[tuple[str, int], SampleResult] = {}
         self.cache_hits = 0
         if use_cache:
-            context = context_hash(started)
+            # A verdict obtained alone serves any run of this identity; any other only a
+            # run of exactly these settings (``cache.Contexts``). The first is preferred.
+            contexts = dict.fromkeys(Contexts.of(started))
+            pending = [s for s in samples if s.key not in self._done]
             keys = {
-                s.key: cache_key(context, fingerprints[s.task_id], s.completion_hash)
-                for s in samples
-                if s.key not in self._done
+                (ctx, s.key): cache_key(ctx, fingerprints[s.task_id], s.completion_hash)
+                for ctx in contexts
+                for s in pending
             }
             found = store.cache_lookup(set(keys.values()))
-            self._cached = {k: found[key] for k, key in keys.items() if key in found}
+            for (_, key), ckey in keys.items():
+                if ckey in found and key not in self._cached:
+                    self._cached[key] = found[ckey]
 
     @property
     def cache_hits_pending(self) -> int:

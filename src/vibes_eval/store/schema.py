@@ -22,7 +22,9 @@ STORE_NAME = "vibes-eval"
 # Layout of the tables. Opening a store of an older layout re-derives the projections from
 # the events in the new layout (``sql.SqlStore._upgrade``); the events are never changed.
 # 2: samples keep `wall_s` and a JSON of measurements instead of HumanEval's timings.
-TABLES_VERSION = 2
+# 3: runs keep a second cache context (every setting); verdicts not obtained alone are
+#    cached under it (``cache.Contexts``).
+TABLES_VERSION = 3
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY (its rowid).
 SeqType = BigInteger().with_variant(Integer(), "sqlite")
@@ -67,6 +69,7 @@ runs = Table(
     Column("pid", Integer, nullable=False),
     Column("proc_start", String(64), nullable=False),
     Column("cache_context", String(64), nullable=False),
+    Column("settings_context", String(64), nullable=False),
     Column("started_seq", SeqType, nullable=False),
     Column("last_seq", SeqType, nullable=False),
 )

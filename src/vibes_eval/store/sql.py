@@ -50,6 +50,7 @@ from vibes_eval.store.base import (
     UnknownRun,
     check_page,
 )
+from vibes_eval.store.cache import Contexts
 from vibes_eval.store.events import (
     SCHEMA_VERSION,
     Event,
@@ -103,7 +104,7 @@ class SqlStore(EventStore):
         self.target = target
         self.url = target.display
         self.read_only = read_only
-        self._contexts: dict[str, str] = {}
+        self._contexts: dict[str, Contexts] = {}
         self.upgraded_from: int | None = None  # the old table layout, when opening upgraded it
         self._append_lock = threading.Lock()
         create = create and not read_only
@@ -236,7 +237,7 @@ class SqlStore(EventStore):
             table.drop(conn)
         for table in schema.PROJECTIONS:
             table.create(conn)
-        contexts: dict[str, str] = {}
+        contexts: dict[str, Contexts] = {}
         for page in self._pages(conn, None):
             apply(conn, page, contexts)
         conn.execute(
@@ -328,7 +329,7 @@ class SqlStore(EventStore):
                         conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
                     for table in reversed(schema.PROJECTIONS):
                         conn.execute(table.delete())
-                    contexts: dict[str, str] = {}
+                    contexts: dict[str, Contexts] = {}
                     for page in self._pages(conn, None):
                         apply(conn, page, contexts)
                     counts = {

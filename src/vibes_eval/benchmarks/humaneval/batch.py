@@ -11,28 +11,25 @@ and the program without its test block as `c_<i>.rs`. A unit of work runs in thr
 3. run (``batch_run.py``): the tests, in one shared process or, for samples that could
    disturb it, alone.
 
-Verdicts must equal one-at-a-time evaluation. How each way batching could change one is
-handled (docs/batching.md has the full list):
+A verdict depends only on the sample, its task and the settings, never on the other samples
+of its unit (docs/batching.md has the full argument):
 
-- compile: errors are attributed to samples by the file names in rustc's JSON spans, and
-  a sample's reported error is the one that comes first in its file (rustc's output order
-  is per crate). The test block comes last, so an error in the sample's own code comes
-  before any in its tests: the check reports the same error a lone compile would. An
-  error no sample can be blamed for splits the batch in two. A parse error stops rustc at
-  the first broken file, so one `rustfmt` pass over the whole programs then finds every
-  syntax error at once.
+- only samples the real lexer reads cleanly and whose code can touch nothing outside its
+  own module (``risk.py``: no crate-wide impls, symbols, link sections, allocators, macro
+  definitions, process-wide state...) enter a batch; every other sample is evaluated alone,
+  its own compile and process, exactly as ``--no-batch`` does.
+- compile: errors are attributed to samples by the file names in rustc's JSON spans; a
+  sample they point at is then evaluated alone, which is what reports its error (a batch
+  never charges a compile error to a sample by itself). A syntax error found by rustfmt,
+  which parses each file on its own, fails the sample directly. An error no sample can be
+  blamed for splits the batch in two.
 - the check sees the code without the tests, so it is used only where the tests cannot
   change whether that code compiles: the test block defines nothing but test functions,
   the code does not name anything the tests define, and it defines every function the
   tests call. Other samples are checked as whole programs.
-- constructs that mean something else inside a module (`crate::`, `super::`, `#![...]`,
-  `#[macro_export]`, `#[no_mangle]`, `file!()`, `module_path!()`, `type_name`) never enter a
-  batch: such samples are evaluated alone.
-- run: samples that could touch process-wide state (env, cwd, exit/abort, threads, stdout,
-  panic hooks, unsafe...) run alone, in their own process, from the batch binary. The others
-  share one process; libtest's log file tells which of their tests finished. If that
-  process dies or times out, every sample whose tests did not all report runs alone. The
-  shared run gets the per-sample timeout, so a sample judged there finished well within it.
+- run: the members share one process, judged from libtest's log by their tests' full
+  paths. If that process dies or times out, the sample that was running is run alone from
+  the binary with exactly its own tests, and the rest in a new round.
 """
 
 from __future__ import annotations
@@ -52,20 +49,17 @@ from vibes_eval.benchmarks.humaneval.batch_run import (
     in_parallel,
     sample_result,
 )
-from vibes_eval.benchmarks.humaneval.risk import (
-    TaskFacts,
-    compile_risky,
-    runtime_risky,
-)
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.evaluator import SHARED, RustEvaluator, measured
+from vibes_eval.benchmarks.humaneval.risk import risk
+from vibes_eval.benchmarks.humaneval.scan import Scan
+from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.evaluator import RustEvaluator
     from vibes_eval.benchmarks.humaneval.formats import RustProblem
 
-__all__ = ["BatchRunner", "BatchStats", "compile_risky", "plan", "runtime_risky"]
+__all__ = ["BatchRunner", "BatchStats", "plan"]
 
 TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the survivors
 BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
@@ -97,7 +91,6 @@ class BatchStats:
     seen: int = 0
     compile_errors: int = 0
     fragile_tasks: set[str] = field(default_factory=set)  # test blocks that failed to build
-    facts: dict[str, TaskFacts] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def want_check(self, n: int) -> bool:
@@ -111,14 +104,6 @@ class BatchStats:
         with self.lock:
             self.seen += seen
             self.compile_errors += compile_errors
-
-    def facts_of(self, task: RustProblem) -> TaskFacts:
-        found = self.facts.get(task.task_id)
-        if found is None:
-            found = TaskFacts.of(task.test_block, task.program_head(""))
-            with self.lock:
-                self.facts[task.task_id] = found
-        return found
 
 
 @dataclass
@@ -157,42 +142,99 @@ class BatchRunner:
         self.on_result = on_result
         self.build = ev.build
         self.stats = stats
-        self.errors_reported = 0
+        self.errors_found = 0
+        self.reported: set[tuple[str, int]] = set()
 
     # -- entry ------------------------------------------------------------------------
 
     def run(self, tasks: dict[str, RustProblem], unit: Sequence[Sample]) -> None:
         members: list[Member] = []
-        alone: list[Sample] = []
+        alone: list[tuple[Sample, Scan]] = []
+        unclear: list[tuple[Sample, Scan]] = []
         for n, sample in enumerate(unit):
             task = tasks[sample.task_id]
-            code = self.ev.completion(task, sample)
-            if self.ev.policy_violation(code):
-                alone.append(sample)  # reported as blocked without compiling
-            elif compile_risky(bare := strip_comments_and_strings(code), stripped=True):
-                alone.append(sample)
-            else:
-                head_check = task.task_id not in self.stats.fragile_tasks and (
-                    self.stats.facts_of(task).head_checkable(code, bare)
-                )
-                isolated = runtime_risky(bare, stripped=True)
-                members.append(Member(n, sample, task, code, isolated, head_check))
+            scan = self.ev.scan(task, sample)
+            # A policy violation is reported without compiling; a risky sample evaluated
+            # exactly as --no-batch would; one the parser could not read (mostly syntax
+            # errors) too, unless rustfmt finds its syntax error first.
+            violation = self.ev.policy_violation(scan)
+            if not violation and not scan.clean:
+                unclear.append((sample, scan))
+                continue
+            if violation or risk(scan):
+                alone.append((sample, scan))
+                continue
+            head_check = task.task_id not in self.stats.fragile_tasks and (
+                self.ev.facts(task).head_checkable(scan.code, scan.bare)
+            )
+            members.append(Member(n, sample, task, scan, head_check))
         if len(members) < 2:
-            alone.extend(m.sample for m in members)
+            alone.extend((m.sample, m.scan) for m in members)
         else:
-            alone.extend(m.sample for m in self.run_batch(members))
-            self.stats.count(len(members), self.errors_reported)
-        in_parallel([functools.partial(self.solo, tasks[s.task_id], s) for s in alone])
+            try:
+                left = self.run_batch(members)
+            except RunnerError:
+                # What the batch could not judge is judged alone; what it did stays.
+                left = [m for m in members if m.sample.key not in self.reported]
+            alone.extend((m.sample, m.scan) for m in left)
+            self.stats.count(len(members), self.errors_found)
+        alone += self.screen_syntax(tasks, unclear)
+        in_parallel([functools.partial(self.solo, tasks[s.task_id], s, scan) for s, scan in alone])
 
-    def solo(self, task: RustProblem, sample: Sample) -> None:
-        self.on_result(self.ev.judge(task, sample, self.ev.run_alone(task, sample, self.runner)))
+    def solo(self, task: RustProblem, sample: Sample, scan: Scan | None = None) -> None:
+        """Evaluate one sample exactly as --no-batch does. A runner failure is this
+        sample's alone (an infra error, retried on resume), not its unit's."""
+        try:
+            output = self.ev.run_alone(task, sample, self.runner, scan)
+        except RunnerError as exc:
+            self.report(self.ev.infra_result(sample, f"{type(exc).__name__}: {exc}"))
+            return
+        self.report(self.ev.judge(task, sample, output))
+
+    def screen_syntax(
+        self, tasks: dict[str, RustProblem], samples: list[tuple[Sample, Scan]]
+    ) -> list[tuple[Sample, Scan]]:
+        """Report the syntax errors rustfmt finds in ``samples``' programs, each parsed on its
+        own (one rustfmt process, no crate shared: no sample can cause or hide another's);
+        returns the rest, to be evaluated alone."""
+        if len(samples) < 2:
+            return samples
+        files = {f"u_{n}.rs": tasks[s.task_id].program(scan.code) for n, (s, scan) in
+                 enumerate(samples)}  # fmt: skip
+        try:
+            session = self.runner.prepare(self.ev.session_spec("syntax", dict(files)))
+            try:
+                found = harness.syntax_check(
+                    self.runner, session, self.build, list(files), self.ev.compile_limits()
+                )
+            finally:
+                self.runner.cleanup(session)
+        except RunnerError:
+            return samples
+        left = []
+        for n, (sample, scan) in enumerate(samples):
+            error = found.get(f"u_{n}.rs")
+            if error is None:
+                left.append((sample, scan))
+            else:
+                self.errors_found += 1
+                result = RustEvaluator.result(
+                    sample, False, Reason.COMPILE_ERROR, error,
+                    evaluated=SHARED, measurements=measured(),
+                )  # fmt: skip
+                self.report(result)
+        return left
+
+    def report(self, result: SampleResult) -> None:
+        self.reported.add(result.key)
+        self.on_result(result)
 
     def run_batch(self, members: list[Member]) -> list[Member]:
         """Evaluate ``members`` in one work dir; returns those that must be evaluated alone."""
         files: dict[str, str | bytes] = {}
         for m in members:
             head = m.task.program_head(m.code)
-            files[f"{m.module}.rs"] = head + m.task.test_block
+            files[f"{m.module}.rs"] = head + m.task.test_block  # == task.program(code)
             if m.head_check:
                 files[f"c_{m.i}.rs"] = head
         session = self.runner.prepare(
@@ -239,9 +281,9 @@ class BatchRunner:
                 continue
             if failed.orphan or not failed.per_module:
                 break
-            for i, diags in failed.per_module.items():
+            for i in failed.per_module:
                 if i in active:
-                    self._fail(active.pop(i), harness.first_error(diags).text, diags)
+                    alone.append(self._blamed(active.pop(i)))
             # Syntax errors apart, one compile reports every module's errors; and what a
             # check misses, the build (the whole programs) still finds.
             break
@@ -262,7 +304,7 @@ class BatchRunner:
             compile_s += comp.wall_s
             if comp.ok:
                 per_sample_s = compile_s / len(active)
-                tests = BinaryRun(self.ev, self.runner, self.on_result)
+                tests = BinaryRun(self.ev, self.runner, self.report)
                 return alone + tests.run(session, list(active.values()), per_sample_s)
             if comp.termination is not Termination.EXITED:
                 return alone + self._split(session, list(active.values()))
@@ -272,12 +314,12 @@ class BatchRunner:
             errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.orphan or not errors:
                 return alone + self._split(session, list(active.values()))
-            for i, diags in errors.items():
+            for i in errors:
                 m = active.pop(i)
                 if m.head_check:  # its code checked clean: the test block failed
                     with self.stats.lock:
                         self.stats.fragile_tasks.add(m.task.task_id)
-                self._fail(m, harness.first_error(diags).text, diags)
+                alone.append(self._blamed(m))
         return alone + list(active.values())
 
     def _split(self, session: Session, members: list[Member]) -> list[Member]:
@@ -321,12 +363,17 @@ class BatchRunner:
         dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
         for i in dropped:
             m = active.pop(i)
-            self._fail(m, found[f"{m.module}.rs"])
+            self._fail_syntax(m, found[f"{m.module}.rs"])
         return bool(dropped)
 
-    def _fail(self, m: Member, text: str, diags: list[harness.Diagnostic] | None = None) -> None:
-        """Report a compile error; its rustc messages as a lone compile would name them."""
-        self.errors_reported += 1
-        stderr = "".join(d.rendered for d in diags or [])
-        stderr = re.sub(rf"\b[tc]_{m.i}\.rs\b", "main.rs", stderr)
-        self.on_result(sample_result(m, False, Reason.COMPILE_ERROR, text, stderr=stderr))
+    def _blamed(self, m: Member) -> Member:
+        """A member rustc reported an error in: evaluated alone, which confirms the error
+        (and reports it as a lone compile words it) or finds that a neighbour caused it."""
+        self.errors_found += 1
+        return m
+
+    def _fail_syntax(self, m: Member, text: str) -> None:
+        """A syntax error rustfmt found in the member's program, parsed on its own (rustfmt
+        reads each file apart: no other sample can cause or hide it)."""
+        self.errors_found += 1
+        self.report(sample_result(m, False, Reason.COMPILE_ERROR, text))

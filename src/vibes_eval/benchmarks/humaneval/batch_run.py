@@ -1,10 +1,12 @@
 """Running a batch's test binary (``batch.py`` builds it).
 
-The members that cannot disturb each other share a process, in rounds: libtest runs tests
-one at a time in name order, so when a round's process dies or times out, the first test
-its log lacks is the one that was running; that member runs alone and the next round runs
-the rest. Runtime-risky members, and those a round left, run alone in a fresh work dir with
-a copy of the binary, judged exactly like a lone binary.
+The members (samples that cannot disturb each other: ``risk.py``) share a process, in
+rounds: libtest runs tests one at a time in name order, so when a round's process dies or
+times out, the first test its log lacks is the one that was running; that member runs alone
+and the next round runs the rest. A member a round left runs in a fresh work dir with a
+copy of the binary and exactly its own tests (``--exact``, full paths), judged exactly like
+a lone binary. Test names are passed as arguments: a round holds at most ``ARGV_BUDGET``
+characters of them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vibes_eval.benchmarks.humaneval import harness
-from vibes_eval.benchmarks.humaneval.evaluator import KEEP_OUTPUT, RustEvaluator, measured
+from vibes_eval.benchmarks.humaneval.evaluator import KEEP_OUTPUT, SHARED, RustEvaluator, measured
+from vibes_eval.benchmarks.humaneval.scan import Scan
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.system import usable_cpus
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 
 SHARED_TIMEOUT_S = 1.0  # per shared test run; samples' tests take milliseconds
 MAX_SHARED_ROUNDS = 8  # then whatever has not reported runs alone
+ARGV_BUDGET = 64 * 1024  # characters of test names per process (Linux allows ~2 MiB in
+# all and 128 KiB per argument; a batch's names take a few KiB)
 
 _MODULE_TEST = re.compile(r"^t_(\d+)::")
 _MODULE_PREFIX = re.compile(r"\bt_\d+::")
@@ -43,9 +48,12 @@ class Member:
     i: int
     sample: Sample
     task: RustProblem
-    code: str  # the completion after --extract
-    isolated_run: bool  # run in its own process
+    scan: Scan  # the completion (after --extract) read in its program
     head_check: bool  # the check compiles its code without the test block
+
+    @property
+    def code(self) -> str:
+        return self.scan.code
 
     @property
     def module(self) -> str:
@@ -54,6 +62,20 @@ class Member:
     @property
     def check_file(self) -> str:
         return f"c_{self.i}.rs" if self.head_check else f"t_{self.i}.rs"
+
+
+def _argv_groups(members: list[Member], tests: dict[int, list[str]]) -> list[list[Member]]:
+    """``members`` in groups whose test names fit ``ARGV_BUDGET``."""
+    groups: list[list[Member]] = []
+    size = ARGV_BUDGET
+    for m in members:
+        need = sum(len(n) + 1 for n in tests[m.i])
+        if size + need > ARGV_BUDGET:
+            groups.append([])
+            size = 0
+        groups[-1].append(m)
+        size += need
+    return groups
 
 
 def in_parallel(jobs: list[Callable[[], None]]) -> None:
@@ -85,6 +107,7 @@ def sample_result(
         passed,
         reason,
         _MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
+        evaluated=SHARED,
         measurements=measured(compile_s=compile_s, run_s=run_s, tests=tests),
         stdout=run.stdout[:KEEP_OUTPUT] if run else "",
         stderr=run.stderr[:KEEP_OUTPUT] if run else stderr[:KEEP_OUTPUT],
@@ -113,10 +136,12 @@ class BinaryRun:
             m = _MODULE_TEST.match(name)
             if m and int(m.group(1)) in tests:
                 tests[int(m.group(1))].append(name)
-        shared = [m for m in members if not m.isolated_run]
-        isolated = [m for m in members if m.isolated_run]
-        if shared:
-            isolated += self._shared_run(session, shared, tests, compile_s)
+        # A sample whose test names no argument list holds is evaluated alone (its own
+        # binary needs no names); it costs its neighbours nothing.
+        too_long = [m for m in members if sum(len(n) + 1 for n in tests[m.i]) > ARGV_BUDGET]
+        isolated: list[Member] = []
+        for group in _argv_groups([m for m in members if m not in too_long], tests):
+            isolated += self._shared_run(session, group, tests, compile_s)
         if isolated:
             binary = self.runner.read_file(session, "batch")
             in_parallel(
@@ -125,7 +150,7 @@ class BinaryRun:
                     for m in isolated
                 ]
             )
-        return []
+        return too_long
 
     def _shared_run(
         self,
@@ -134,8 +159,8 @@ class BinaryRun:
         tests: dict[int, list[str]],
         compile_s: float,
     ) -> list[Member]:
-        """The tests of every member that cannot disturb the others, in one process per
-        round; returns the members to run alone.
+        """The tests of ``shared`` members in one process per round; returns the members to
+        run alone.
 
         Tests run one at a time in name order (libtest sorts them), so when a round's
         process dies or times out, the first test its log lacks is the one that was
@@ -155,22 +180,33 @@ class BinaryRun:
                 return alone
             names = sorted(name for i in pending for name in tests[i])
             log = f".libtest-{secrets.token_hex(8)}.log"
-            run = self.runner.execute(
-                session,
-                ["./batch", "--test-threads=1", "--logfile", log, "--exact", *names],
-                round_limits,
-                env=harness.RUN_ENV,
-            )
+            try:
+                run = self.runner.execute(
+                    session,
+                    ["./batch", "--test-threads=1", "--logfile", log, "--exact", *names],
+                    round_limits,
+                    env=harness.RUN_ENV,
+                )
+            except RunnerError:
+                return alone + list(pending.values())  # judged alone instead
             statuses = harness.read_log(self.runner, session, log)
-            panics = harness.panic_details(run.stdout) if "failed" in statuses.values() else {}
+            panics = harness.reported_panics(run.stdout, statuses)
+            failed = "failed" in statuses.values()
             per_test_s = run.wall_s / max(1, len(names))
             # libtest prints the failures' panic messages at the end: a process that did
-            # not get there leaves its failed tests to the next round
+            # not get there leaves its failed tests to the next round. A test's captured
+            # output is printed there too: when the report cannot be read (a section
+            # header of a test's making), the members that failed are judged alone.
             ended = run.termination is Termination.EXITED
+            trusted = bool(panics) or not failed
             for i, m in list(pending.items()):
                 done = [statuses.get(name) for name in tests[i]]
-                if None not in done and (ended or "failed" not in done):
-                    del pending[i]
+                if None in done or not (ended or "failed" not in done):
+                    continue
+                del pending[i]
+                if "failed" in done and not trusted:
+                    alone.append(m)
+                else:
                     self._judge_shared(m, tests[i], statuses, panics, compile_s, per_test_s)
             unlogged = [name for i in pending for name in tests[i] if name not in statuses]
             if unlogged:
@@ -178,6 +214,10 @@ class BinaryRun:
                 culprit = next(i for i in pending if min(unlogged) in tests[i])
                 alone.append(pending.pop(culprit))
         return alone + list(pending.values())
+
+    def _declared(self, m: Member) -> list[str]:
+        """The task's tests of ``m`` by their full paths in the batch binary."""
+        return [f"{m.module}::{name}" for name in self.ev.declared(m.task)]
 
     def _judge_shared(
         self,
@@ -189,7 +229,7 @@ class BinaryRun:
         per_test_s: float,
     ) -> None:
         log_part = {name: statuses[name] for name in names}
-        verdict = harness.judge_log(names, self.ev.declared(m.task), log_part, panics)
+        verdict = harness.judge_log(names, self._declared(m), log_part, panics)
         if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
             verdict.detail = f"process exited with code 0: {verdict.detail}"
         self.on_result(
@@ -220,16 +260,20 @@ class BinaryRun:
             if not copy.ok:
                 raise RunnerError(f"cannot install the batch binary: {copy.stderr.strip()}")
             log = f".libtest-{secrets.token_hex(8)}.log"
+            # Exactly its own tests: a filter `t_1::` would also run a test another sample
+            # nests in a module of that name (`t_12::t_1::x`).
             run = self.runner.execute(
                 session,
-                ["./batch", f"{m.module}::", "--test-threads=1", "--logfile", log],
+                # (no names: a filter no test matches, not every test of the binary)
+                ["./batch", "--test-threads=1", "--logfile", log, "--exact",
+                 *(names or [f"{m.module}::"])],
                 self.ev.config.limits,
                 env=harness.RUN_ENV,
-            )
+            )  # fmt: skip
             statuses = harness.read_log(self.runner, session, log)
         finally:
             self.runner.cleanup(session)
-        verdict = harness.judge(run, names, self.ev.declared(m.task), statuses)
+        verdict = harness.judge(run, names, self._declared(m), statuses)
         self.on_result(
             sample_result(
                 m,

@@ -5,12 +5,17 @@ many samples into few compiles and judges them the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from vibes_eval.benchmarks.humaneval import batch, datasets
-from vibes_eval.benchmarks.humaneval.evaluator import HumanEvalConfig, RustEvaluator, RustRun
+from vibes_eval.benchmarks.humaneval.evaluator import (
+    TAMPERED,
+    HumanEvalConfig,
+    RustEvaluator,
+    RustRun,
+)
 from vibes_eval.benchmarks.humaneval.formats import RustProblem, load_problems
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.core.benchmark import Benchmark, OnResult
@@ -26,6 +31,9 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     name: ClassVar[str] = "humaneval-rust"
     suite: ClassVar[str] = "humaneval"
     config_model = HumanEvalConfig
+    reasons: ClassVar[Mapping[str, str]] = {
+        TAMPERED: "compiled, but changes how the task's tests read or defines a name they use",
+    }
 
     def __init__(self, config: HumanEvalConfig) -> None:
         super().__init__(config)

@@ -1,6 +1,11 @@
 """Evaluating one Rust sample: the settings, the policy filter, the program, the toolchain,
 the compile limits and the verdict. The lone path (``run_alone``) and the batched one
-(``batch.py``, ``batch_run.py``) both go through here, so they judge alike."""
+(``batch.py``, ``batch_run.py``) both go through here, so they judge alike.
+
+A verdict depends only on the sample, its task and the settings (docs/batching.md). Each
+records how it was obtained in ``details["evaluated"]``: ``alone`` (its own compile and
+process, exactly ``--no-batch``) or ``shared`` (a batch's crate, binary or process); the
+result cache never serves a shared verdict to a ``--no-batch`` run."""
 
 from __future__ import annotations
 
@@ -12,13 +17,16 @@ from typing import Any, ClassVar, Literal
 from vibes_eval.benchmarks.humaneval import harness, policy
 from vibes_eval.benchmarks.humaneval.crates import ensure_crates
 from vibes_eval.benchmarks.humaneval.extract import extract
-from vibes_eval.benchmarks.humaneval.formats import MULTIPLE_MAIN, RustProblem
+from vibes_eval.benchmarks.humaneval.formats import RustProblem
+from vibes_eval.benchmarks.humaneval.scan import Scan, TaskFacts
 from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.core.benchmark import BenchmarkConfig
 from vibes_eval.core.runner import Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Sample, SampleResult, Termination
 
 KEEP_OUTPUT = 4096  # characters of stdout/stderr kept per sample in results
+TAMPERED = "tampered"  # a benchmark reason (HumanEvalRust.reasons)
+ALONE, SHARED = "alone", "shared"  # details["evaluated"]
 
 
 class HumanEvalConfig(BenchmarkConfig):
@@ -42,6 +50,7 @@ class RustRun:
     log: dict[str, str] | None = None
     listing_failure: ExecutionResult | None = None
     syntax_error: str | None = None  # the first, when the compile failed with any
+    tampering: str | None = None  # it compiled, but changes or shadows the task's tests
 
 
 def measured(
@@ -61,7 +70,7 @@ class RustEvaluator:
     def __init__(self, config: HumanEvalConfig) -> None:
         self.config = config
         self._build: harness.RustBuild | None = None
-        self._declared: dict[str, list[str]] = {}
+        self._facts: dict[str, TaskFacts] = {}
         self._lock = threading.Lock()
 
     # -- the sample's code --------------------------------------------------------------
@@ -71,8 +80,23 @@ class RustEvaluator:
             return extract(sample.completion, task.header(), task.entry_point)
         return sample.completion
 
-    def policy_violation(self, code: str) -> policy.Violation | None:
-        return policy.check(code) if self.config.enforce_policy else None
+    def facts(self, task: RustProblem) -> TaskFacts:
+        """What the task's header and tests define and resolve (cached: asked per sample)."""
+        found = self._facts.get(task.task_id)
+        if found is None:
+            found = TaskFacts.of(task)
+            with self._lock:
+                self._facts[task.task_id] = found
+        return found
+
+    def scan(self, task: RustProblem, sample: Sample) -> Scan:
+        """The sample's completion read in its program by the real lexer and parser."""
+        return Scan.of(task, self.facts(task), self.completion(task, sample))
+
+    def policy_violation(self, scan: Scan) -> policy.Violation | None:
+        if not self.config.enforce_policy:
+            return None
+        return policy.check(scan.code, scan.bare, scan.clean)
 
     # -- toolchain and limits -----------------------------------------------------------
 
@@ -100,24 +124,22 @@ class RustEvaluator:
         return SessionSpec(label=label, readonly_paths=self.build.readonly_paths(), files=files)
 
     def declared(self, task: RustProblem) -> list[str]:
-        """The `#[test]` functions the task's test block defines (cached: asked per sample)."""
-        found = self._declared.get(task.task_id)
-        if found is None:
-            if task.format == "multipl-e":
-                found = ["multiple_e_tests"] if MULTIPLE_MAIN in task.program("") else []
-            else:
-                found = harness.declared_tests(task.test)
-            self._declared[task.task_id] = found
-        return found
+        """Full paths (from the program's root) of the `#[test]` functions the task's test
+        block defines: the tests a verdict binds to."""
+        return list(self.facts(task).declared)
 
     # -- one sample alone ---------------------------------------------------------------
 
-    def run_alone(self, task: RustProblem, sample: Sample, runner: TaskRunner) -> RustRun:
-        code = self.completion(task, sample)
-        if violation := self.policy_violation(code):
+    def run_alone(
+        self, task: RustProblem, sample: Sample, runner: TaskRunner, scan: Scan | None = None
+    ) -> RustRun:
+        scan = scan or self.scan(task, sample)
+        if violation := self.policy_violation(scan):
             return RustRun(violation=violation)
         build = self.build
-        session = runner.prepare(self.session_spec(task.task_id, {"main.rs": task.program(code)}))
+        session = runner.prepare(
+            self.session_spec(task.task_id, {"main.rs": task.program(scan.code)})
+        )
         try:
             out = RustRun()
             out.compile = runner.execute(
@@ -128,6 +150,9 @@ class RustEvaluator:
             )
             if not out.compile.ok:
                 out.syntax_error = self._syntax_error(out.compile, session, runner)
+                return out
+            if scan.tampering:  # judged without running what it compiled to
+                out.tampering = scan.tampering
                 return out
             limits = self.config.limits
             listing = runner.execute(
@@ -166,7 +191,13 @@ class RustEvaluator:
 
     @staticmethod
     def result(
-        sample: Sample, passed: bool, reason: str, detail: str = "", **kw: Any
+        sample: Sample,
+        passed: bool,
+        reason: str,
+        detail: str = "",
+        *,
+        evaluated: str = ALONE,
+        **kw: Any,
     ) -> SampleResult:
         return SampleResult(
             task_id=sample.task_id,
@@ -175,8 +206,13 @@ class RustEvaluator:
             reason=reason,
             detail=detail,
             completion_hash=sample.completion_hash,
+            details={"evaluated": evaluated},
             **kw,
         )
+
+    def infra_result(self, sample: Sample, detail: str) -> SampleResult:
+        """The runner failed evaluating ``sample``: retried on resume."""
+        return self.result(sample, False, Reason.INFRA, detail)
 
     def judge(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
         """The verdict on a lone evaluation."""
@@ -187,6 +223,8 @@ class RustEvaluator:
         if not comp.ok:
             return self._compile_failure(sample, comp, output.syntax_error)
         timing = measured(compile_s=comp.wall_s, cpu_s=comp.cpu_s)
+        if output.tampering is not None:
+            return self.result(sample, False, TAMPERED, output.tampering, measurements=timing)
         if output.listing_failure is not None:
             lf = output.listing_failure
             reason = (

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.rustsrc import Lexed, Token, words
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import read_jsonl
 from vibes_eval.core.types import Task
@@ -31,7 +31,23 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "human-eval-rust": ("task_id", "prompt", "test"),
 }
 
-_ASSERT = re.compile(r"(?<![\w:])(assert|assert_eq|assert_ne|panic|unreachable)\s*!")
+# std's macros: the names a completion must not define when the task's code calls them.
+STD_MACROS = words(
+    "assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne panic "
+    "unreachable todo unimplemented vec format format_args print println eprint eprintln "
+    "write writeln matches dbg concat stringify line column file module_path env option_env "
+    "include include_str include_bytes cfg compile_error thread_local"
+)
+# The assertion macros, qualified in test blocks (``qualify_assertions``). Only those: a
+# qualified `vec!` inside an `assert!` would show as `::std::vec!` in its failure message.
+QUALIFIED = words(
+    "assert assert_eq assert_ne debug_assert debug_assert_eq debug_assert_ne panic "
+    "unreachable todo unimplemented"
+)
+# Between the completion and the test block: an outer attribute or doc comment left at the
+# end of a completion attaches to this item, never to the task's tests (a `#[cfg(any())]`
+# there would remove them).
+GUARD = "const _: () = ();\n"
 _MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
 _FN_NAME = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 MULTIPLE_MAIN = "__vibes_tests_main"
@@ -58,10 +74,15 @@ class RustProblem(Task):
         return self.hardened_test
 
     def program_head(self, completion: str) -> str:
-        """The program up to its test block: `program` is this plus `test_block`."""
+        """The program up to its test block: `program` is this plus `test_block`. It ends
+        with ``GUARD``, which takes whatever attribute the completion leaves open."""
+        return self.header_text() + completion + "\n" + GUARD
+
+    def header_text(self) -> str:
+        """The program before the completion."""
         if self.format == "humaneval-x":
-            return "fn main(){}\n" + self.declaration + self.prompt + completion + "\n"
-        return self.prompt + completion + "\n"
+            return "fn main(){}\n" + self.declaration + self.prompt
+        return self.prompt
 
     def program(self, completion: str) -> str:
         """The whole source file for a completion."""
@@ -75,15 +96,37 @@ class RustProblem(Task):
 
 
 def qualify_assertions(test: str) -> str:
-    """`assert_eq!` -> `::std::assert_eq!` in test code, so a completion that defines its own
-    `macro_rules! assert_eq` (textually in scope for the tests below it) cannot neuter them.
-    Only code is rewritten, never comments or string literals."""
-    code = strip_comments_and_strings(test)
+    """`assert_eq!` -> `::std::assert_eq!` in test code (the assertion macros), so a
+    completion that defines its own `macro_rules! assert_eq` (textually in scope for the
+    tests below it) cannot neuter them; a completion defining another std macro the tests
+    call (`vec!`) fails as tampering (``scan.py``). Only calls are rewritten, never
+    comments or literals, nor macros the test code defines itself."""
+    lexed = Lexed(test)
+    own = {t.text for t in _defined_macros(lexed)}
+    code = [t for t in lexed.tokens if t.code]
     out, last = [], 0
-    for m in _ASSERT.finditer(code):
-        out.append(test[last : m.start()] + "::std::")
-        last = m.start()
+    for n, tok in enumerate(code):
+        if (
+            tok.kind == "identifier"
+            and tok.text in QUALIFIED
+            and tok.text not in own
+            and n + 1 < len(code)
+            and code[n + 1].text == "!"
+            and (n == 0 or code[n - 1].text not in ("::", "macro_rules", "$"))
+        ):
+            out.append(test[last : tok.start] + "::std::")
+            last = tok.start
     return "".join(out) + test[last:]
+
+
+def _defined_macros(lexed: Lexed) -> list[Token]:
+    """The names of the `macro_rules!` definitions in ``lexed``."""
+    code = [t for t in lexed.tokens if t.code]
+    return [
+        code[n + 2]
+        for n in range(len(code) - 2)
+        if code[n].text == "macro_rules" and code[n + 1].text == "!"
+    ]
 
 
 def multiple_tests(tests: str) -> str:

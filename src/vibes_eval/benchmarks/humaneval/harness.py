@@ -1,9 +1,10 @@
 """Compile a Rust test program and judge its test run.
 
 A sample passes only when the test binary exits 0 *and* every test it lists, and every
-`#[test]` the task declares, reported `ok` in libtest's log file. The log file is written
-by libtest itself, so a completion that prints fake `test ... ok` lines to stdout, or ends
-the process early with `process::exit(0)`, cannot pass.
+`#[test]` the task declares (by its full path: a test of the same name elsewhere does not
+stand in for it), reported `ok` in libtest's log file. The log file is written by libtest
+itself, so a completion that prints fake `test ... ok` lines to stdout, or ends the process
+early with `process::exit(0)`, cannot pass.
 """
 
 from __future__ import annotations
@@ -15,14 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vibes_eval.benchmarks.humaneval.crates import CrateSet
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
 from vibes_eval.benchmarks.humaneval.toolchain import RustToolchain
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Termination
 
-_TEST_FN = re.compile(
-    r"#\s*\[\s*test\s*\](?:\s*#\s*\[[^\]]*\])*\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"
-)
 _LIST_LINE = re.compile(r"^(\S+): test$", re.M)
 _LOG_LINE = re.compile(r"^(ok|failed|ignored) (\S+)$", re.M)
 _PANIC = re.compile(r"panicked at [^\n]*\n([^\n]*)")
@@ -46,12 +43,6 @@ COMPILE_FLAGS = [
     "--cap-lints",
     "allow",
 ]
-
-
-def declared_tests(test_code: str) -> list[str]:
-    """Names of the `#[test]` functions a task's test block really defines (commented-out
-    tests do not count)."""
-    return _TEST_FN.findall(strip_comments_and_strings(test_code))
 
 
 @dataclass(frozen=True)
@@ -259,9 +250,8 @@ def judge_log(
     listed: list[str], declared: list[str], log: dict[str, str], panics: dict[str, str]
 ) -> Judgement:
     """Verdict from libtest's log alone: every listed test and every declared `#[test]`
-    reported ok (or ignored), none failed."""
+    reported ok (or ignored), none failed. ``declared``: full paths, named as ``listed``."""
     ok = {name for name, status in log.items() if status in ("ok", "ignored")}
-    ok_leaf = {name.rsplit("::", 1)[-1] for name in ok}
     expected = len(set(listed) | set(declared))
     n_ok = len([t for t in listed if t in ok])
     failed = [name for name in listed if log.get(name) == "failed"]
@@ -269,7 +259,7 @@ def judge_log(
     if failed:
         detail = f"{failed[0]}: {panics.get(failed[0], '')}".rstrip(": ")
         return Judgement(False, Reason.FAILED, detail, n_ok, expected)
-    missing = [t for t in listed if t not in ok] + [d for d in declared if d not in ok_leaf]
+    missing = [t for t in listed if t not in ok] + [d for d in declared if d not in ok]
     if missing:
         detail = f"test {missing[0]} never reported"
         return Judgement(False, Reason.EARLY_EXIT, detail, n_ok, expected)
@@ -292,8 +282,7 @@ def judge(
             len([t for t in listed if t in ok]),
             len(set(listed) | set(declared)),
         )
-    panics = panic_details(run.stdout) if "failed" in log.values() else {}
-    verdict = judge_log(listed, declared, log, panics)
+    verdict = judge_log(listed, declared, log, reported_panics(run.stdout, log))
     if verdict.passed and run.exit_code != 0:
         return Judgement(
             False,
@@ -317,6 +306,17 @@ def _sections(stdout: str) -> list[tuple[str, str]]:
         (m.group(1), stdout[m.end() : marks[n + 1].start() if n + 1 < len(marks) else len(stdout)])
         for n, m in enumerate(marks)
     ]
+
+
+def reported_panics(stdout: str, log: dict[str, str]) -> dict[str, str]:
+    """{failed test: its panic message} from libtest's failure report, when the report can
+    be read: one section per test the log says failed. A test's captured output is printed
+    in its section, so it can hold headers of sections of its own making; then no message
+    is taken (the same rule in a batch as alone, where the test names differ)."""
+    failed = sorted(name for name, status in log.items() if status == "failed")
+    if not failed or sorted(m.group(1) for m in _SECTION.finditer(stdout)) != failed:
+        return {}
+    return panic_details(stdout)
 
 
 def panic_details(stdout: str) -> dict[str, str]:

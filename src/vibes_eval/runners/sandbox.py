@@ -220,7 +220,10 @@ class ConfinedRunner(LocalRunner):
         if job.cgroup is not None:
             for procs in job.cgroup.procs_files:
                 args += ["--cgroup", procs]
-        args += rlimit_args(job.limits, address_space=job.cgroup is None)
+        # CUDA reserves far more address space than it uses: a GPU session's memory is
+        # limited by its cgroup only.
+        cgroupless = job.cgroup is None and job.session.device is None
+        args += rlimit_args(job.limits, address_space=cgroupless)
         if job.cgroup is None:
             args += ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
         return args

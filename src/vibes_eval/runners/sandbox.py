@@ -95,7 +95,9 @@ def syscall_numbers(names: Sequence[str]) -> list[int]:
     Raises:
         PolicyUnsupported: a name this architecture does not have.
     """
-    import pyseccomp
+    if not names:
+        return []
+    import pyseccomp  # only when there is something to resolve (an optional C library)
 
     numbers = []
     for name in names:

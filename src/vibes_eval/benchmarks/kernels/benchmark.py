@@ -60,7 +60,9 @@ class Kernels(Benchmark[KernelTask, KernelsConfig]):
     # -- inputs -------------------------------------------------------------------------
 
     def problems_path(self) -> Path | None:
-        return Path(self.config.problems) if self.config.problems else None
+        """None: a task tree is identified by its tasks' fingerprints (files included)."""
+        path = Path(self.config.problems) if self.config.problems else None
+        return path if path is not None and path.is_file() else None
 
     def load_tasks(self) -> dict[str, KernelTask]:
         if not self.config.problems:

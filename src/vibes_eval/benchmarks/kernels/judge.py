@@ -59,6 +59,9 @@ def _channel_verdict(obs: p.RunObs, exit_code: int | None) -> tuple[str, str] | 
     if ch.cheat_rule:
         return p.ANTI_CHEAT, f"{ch.cheat_rule}: {ch.cheat_detail}"
     if not ch.ended:
+        harness = _line_with(obs.result.stderr, ("cuda error in ",))
+        if harness:  # the harness's own CUDA call failed (kh::check), not the solution's
+            return Reason.INFRA, f"the harness failed: {harness}"
         return Reason.EARLY_EXIT, f"the run ended before the harness finished (exit {exit_code})"
     if not ch.passed:
         return Reason.FAILED, ch.failure or "the harness reported a failure"

@@ -11,7 +11,7 @@ from typing import Any
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import SampleSource, read_records, source_path
-from vibes_eval.core.types import Sample
+from vibes_eval.core.types import Sample, sha256
 
 TEXT_FIELDS = ("solution", "completion")
 MAX_SOLUTION_BYTES = 1 << 20
@@ -72,7 +72,7 @@ def _from_directory(root: Path, tasks: dict[str, KernelTask]) -> list[Sample]:
             if file.stat().st_size > MAX_SOLUTION_BYTES:
                 raise UserError(f"larger than {MAX_SOLUTION_BYTES >> 10} KiB", path=file)
             text = file.read_text(encoding="utf-8", errors="replace")
-            record = {"task_id": task_id, "path": str(file)}
+            record = {"task_id": task_id, "path": str(file), "sha256": sha256(text)}
             samples.append(_sample(task_id, text, 0, record, per_task))
     if not samples:
         names = sorted({t.solution_file for t in tasks.values()})

@@ -7,6 +7,7 @@ A field in the wrong place is refused with a hint (the seed paper's appendix lis
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -192,18 +193,31 @@ def _patterns(spec: TaskSpec) -> list[tuple[str, str]]:
 
 
 def _error(exc: ValidationError, path: Path, text: str) -> UserError:
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # A misspelt key shows up twice (unknown, and the real one missing): name the typo.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = [str(p) for p in first["loc"]]
     field = ".".join(loc)
     if first["type"] == "extra_forbidden":
         home = MISPLACED.get(tuple(loc[-1:]))
-        message = f"unknown field; it belongs under {home}" if home and home != field else (
-            "unknown field")  # fmt: skip
+        close = difflib.get_close_matches(loc[-1], _fields_at(loc[:-1]), n=1)
+        if home and home != field:
+            message = f"unknown field; it belongs under {home}"
+        else:
+            message = "unknown field" + (f" (did you mean '{close[0]}'?)" if close else "")
     elif first["type"] == "missing":
         message = "missing"
     else:
         message = first["msg"]
     return UserError(message, path=path, line=_line_of(text, loc), field=field)
+
+
+def _fields_at(parents: list[str]) -> list[str]:
+    model: Any = TaskSpec
+    for part in parents:
+        field = getattr(model, "model_fields", {}).get(part)
+        model = field.annotation if field is not None else None
+    return list(getattr(model, "model_fields", {}) or [])
 
 
 def _line_of(text: str, loc: list[str]) -> int | None:

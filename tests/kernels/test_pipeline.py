@@ -180,15 +180,3 @@ def test_a_cuda_binary_without_a_driver_is_no_device_not_wrong(gpus) -> None:  #
     assert r.reason == "no_device", (r.reason, r.detail, r.stderr)
     assert "driver" in r.detail.lower() or "device" in r.detail.lower()
     assert r.details["device"] == "NVIDIA H100 80GB HBM3 (sm_90)"
-
-
-def test_cheat_headers_name_known_tasks_and_rules() -> None:
-    from vibes_eval.benchmarks.kernels.benchmark import REASONS
-
-    known = {"symbols", "interposition", "syscall_instruction", "device_io", "static_constructor",
-             "task_file", "library", "min_code", "required_pattern", "cached_result",
-             "zero_output", "no_output", "try_catch", "framework", "syscall", "inline_asm"}  # fmt: skip
-    for set_dir in (CPU_SET, CUDA_SET):
-        for row in samples_of(set_dir, "cheats"):
-            assert row["task_id"].startswith("class1/") and row["expect"] in known, row["name"]
-    assert "anti_cheat" in REASONS

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.kernels.conftest import CPU_SET, CUDA_SET, write_jsonl, write_task
+from tests.kernels.conftest import CPU_SET, CUDA_SET, samples_of, write_jsonl, write_task
 from vibes_eval.benchmarks.kernels.samples import load_samples
 from vibes_eval.benchmarks.kernels.schema import load_task_yaml
 from vibes_eval.benchmarks.kernels.tasks import group_of, load_tasks
@@ -165,3 +165,15 @@ def test_the_cli_refuses_a_bad_tree_in_one_line(tmp_path: Path) -> None:
     assert "did you mean 'runner'" in proc.stderr
     proc = run_cli("eval", "run", "kernels", "--samples", str(samples), "--store", "none")
     assert proc.returncode == 2 and "--tasks DIR" in proc.stderr
+
+
+def test_cheat_headers_name_known_tasks_and_rules() -> None:
+    from vibes_eval.benchmarks.kernels.benchmark import REASONS
+
+    known = {"symbols", "interposition", "syscall_instruction", "device_io", "static_constructor",
+             "task_file", "library", "min_code", "required_pattern", "cached_result",
+             "zero_output", "no_output", "try_catch", "framework", "syscall", "inline_asm"}  # fmt: skip
+    for set_dir in (CPU_SET, CUDA_SET):
+        for row in samples_of(set_dir, "cheats"):
+            assert row["task_id"].startswith("class1/") and row["expect"] in known, row["name"]
+    assert "anti_cheat" in REASONS

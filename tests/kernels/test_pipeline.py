@@ -5,6 +5,7 @@ here and classified no_device (no GPU on this machine)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -113,11 +114,13 @@ void scale(const float* x, float* y, int n) {
 """
 
 PRINTS_PASSED = """#include <cstdio>
-// prints the verdict itself and does nothing
+#include <cstdlib>
+// prints the verdict itself and leaves before the harness can check anything
 void scale(const float* x, float* y, int n) {
   (void)x, (void)y, (void)n;
   printf("=== small ===\\nRef time: 9 ms (avg over 5 trials, min: 9 ms)\\n");
   printf("Kernel time: 0.1 ms (avg over 5 trials, min: 0.1 ms)\\nPassed\\n");
+  exit(0);
 }
 """
 
@@ -135,7 +138,7 @@ def test_a_stdout_harness_like_cudahercules(tmp_path: Path) -> None:
     )
     assert ok.passed and ok.details["channel"] == "stdout (untrusted)"
     assert [s["label"] for s in ok.details["runs"][0]] == ["small"]
-    assert lying.reason == "anti_cheat" and "printf" in lying.detail
+    assert lying.reason == "anti_cheat" and re.search(r"\bputs\b|\bprintf\b", lying.detail)
     # Without the symbol check, a harness that trusts stdout is fooled (the anchor's weakness).
     assert lying_unchecked.passed and lying_unchecked.measurements["speedup"] > 10
 

@@ -272,11 +272,12 @@ class Pipeline:
         if not (undefined.ok and defined.ok):
             raise RunnerError(f"nm failed on the solution's object: {undefined.stderr[-200:]}")
         extra = self.config.extra_allowed_symbols
-        found = symbols.undefined_violations(
-            [n for _, n in symbols.parse_nm(undefined.stdout)], cuda=cuda, extra=extra
-        )
-        found += symbols.defined_violations(
+        # Interposition first: the most specific (a replaced clock also calls the real one).
+        found = symbols.defined_violations(
             [n for t, n in symbols.parse_nm(defined.stdout) if t not in "Uvw"], cuda=cuda
+        )
+        found += symbols.undefined_violations(
+            [n for _, n in symbols.parse_nm(undefined.stdout)], cuda=cuda, extra=extra
         )
         found += self._instructions(runner, session, obj, limits, env)
         if cuda:

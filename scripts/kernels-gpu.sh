@@ -67,9 +67,10 @@ python3 -c "import vibes_eval.api" >>"$LOG" 2>&1 || { say "vibes_eval does not i
 # -- Facts about the machine ------------------------------------------------------------
 {
   echo "## date"; date -u
-  echo "## nvidia-smi"; nvidia-smi --query-gpu=index,name,compute_cap,driver_version,memory.total \
-    --format=csv 2>&1 || echo "nvidia-smi failed"
-  echo "## nvcc"; nvcc --version 2>&1 | tail -2
+  echo "## nvidia-smi"; timeout 30 nvidia-smi \
+    --query-gpu=index,name,compute_cap,driver_version,memory.total --format=csv 2>&1 ||
+    echo "nvidia-smi failed"
+  echo "## nvcc"; timeout 30 nvcc --version 2>&1 | tail -2
   echo "## gcc"; g++ --version 2>&1 | head -1
   echo "## python"; python3 --version
   echo "## cpu"; grep -m1 "model name" /proc/cpuinfo; nproc

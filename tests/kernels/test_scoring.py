@@ -139,3 +139,18 @@ def test_metrics_follow_the_paper() -> None:
 def test_pass_at_k_is_omitted_when_a_counted_task_has_too_few_samples() -> None:
     scores = score(kernel_metrics([2]), [result("class1/general/a", "passed", 1.0)])
     assert "pass@2" not in scores.values and any("pass@2" in n for n in scores.notes)
+
+
+def test_compare_pairs_kernel_metrics_per_task() -> None:
+    from vibes_eval.store.compare import compare
+
+    a = [result("class1/general/a", "passed", 0.5), result("class1/general/b", "failed"),
+         result("class1/hopper/c", "arch_unsupported")]  # fmt: skip
+    b = [result("class1/general/a", "passed", 2.0), result("class1/general/b", "passed", 1.2),
+         result("class1/hopper/c", "passed", 3.0)]  # fmt: skip
+    cmp = compare(a, b, kernel_metrics([1]), solved=solved, resamples=200)
+    diffs = {d.metric: d for d in cmp.metrics}
+    # c has no value in A: fast_1.05 is compared over a and b only.
+    assert diffs["fast_1.05"].a == 0.0 and diffs["fast_1.05"].b == 1.0
+    # McNemar's `solved` is a yes/no: a task skipped in A counts as unsolved there.
+    assert cmp.mcnemar.improved == 3 and cmp.mcnemar.regressed == 0

@@ -177,3 +177,15 @@ def test_cheat_headers_name_known_tasks_and_rules() -> None:
         for row in samples_of(set_dir, "cheats"):
             assert row["task_id"].startswith("class1/") and row["expect"] in known, row["name"]
     assert "anti_cheat" in REASONS
+
+
+def test_the_gpu_script_parses_and_lists_its_wheels() -> None:
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    script = ROOT / "scripts" / "kernels-gpu.sh"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    header = script.read_text()
+    for name in ("pydantic==", "pydantic_core==", "SQLAlchemy==", "platformdirs=="):
+        assert name in header

@@ -1,8 +1,8 @@
 // Harness support for the CUDA example tasks (vibes-eval `kernels`, backend class1_make).
 //
 // Each size runs: fresh inputs (generated on the device from a seed derived from a per-run
-// nonce), the expert reference, then the solution on its own copy of the inputs, both
-// timed with CUDA events on the default stream with the L2 cache flushed before each call,
+// nonce), the expert reference and the solution on its own copy of the inputs (alternating
+// which goes first), both timed with CUDA events on the default stream with the L2 cache flushed before each call,
 // and every output copied back and checked against the reference's; the first call also
 // checks the reference against the harness's naive CPU code. Outputs are poisoned (NaN
 // bytes) before each call. Solutions may only use the default stream (the evaluator's
@@ -200,8 +200,13 @@ class Bench {
     Stats r, s;
     for (int t = 0; err.empty() && t < trials_; ++t) {
       fill(seed(index, 100 + t));
-      err = call(ref, "reference", &r);
-      if (err.empty()) err = call(sol, "solution", &s);
+      if (t % 2 == 0) {  // alternate who goes first: neither inherits the other's state
+        err = call(ref, "reference", &r);
+        if (err.empty()) err = call(sol, "solution", &s);
+      } else {
+        err = call(sol, "solution", &s);
+        if (err.empty()) err = call(ref, "reference", &r);
+      }
       if (err.empty()) err = check_out(false);
       if (!err.empty() && err.rfind("cheat:", 0) != 0 && err.rfind("reference", 0) != 0)
         err = fmt("trial %d: ", t) + err;

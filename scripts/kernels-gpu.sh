@@ -14,8 +14,9 @@
 #   OUT=/some/dir bash scripts/kernels-gpu.sh
 # Knobs: KINDS (default "expert naive wrong broken cheats"), REPEATS (3), LIMIT_S (480).
 #
-# The machine has python3 (3.12) with numpy, pyyaml, typer and rich, but not the rest of
-# what vibes_eval imports; these come as cp312 manylinux x86_64 wheels in .whl/, made with
+# The machine has python3 (3.12) with numpy and pyyaml (the evaluation goes through the
+# Python API: typer and rich are not needed), nvcc, make, g++, nvidia-smi; the rest of what
+# vibes_eval imports comes as cp312 manylinux x86_64 wheels in .whl/, made with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
 #     -d .whl NAME==VERSION
@@ -116,10 +117,30 @@ echo "## sandbox used: $SANDBOX" >>"$OUT/env.txt"
 
 # -- The evaluation -------------------------------------------------------------------------
 say "evaluating"
-step 45 python3 -m vibes_eval.cli.app eval run kernels --tasks examples/kernels/cuda \
-  --samples "$WORK/chosen.jsonl" --sandbox "$SANDBOX" --store "$WORK/store.sqlite" \
-  --run-id gpu-cuda --label machine=gpu --set repeats="$REPEATS" --k 1 --no-progress \
-  --output "$WORK/results.jsonl" >>"$LOG" 2>&1
+export SANDBOX
+step 45 python3 - >>"$LOG" 2>&1 <<'PY'
+import json, os, time
+
+import vibes_eval
+
+work, start = os.environ["WORK"], time.monotonic()
+rows = [json.loads(line) for line in open(f"{work}/chosen.jsonl")]
+
+
+def progress(r):  # one line per verdict: the log shows how far a cut-off run got
+    speed = r.measurements.get("speedup", "")
+    print(f"{time.monotonic() - start:6.0f}s {r.task_id} #{r.index} {r.reason} {speed} "
+          f"{r.detail[:120]}", flush=True)  # fmt: skip
+
+
+out = vibes_eval.evaluate(
+    "kernels", rows, config={"problems": "examples/kernels/cuda",
+                             "repeats": int(os.environ["REPEATS"])},
+    sandbox=os.environ["SANDBOX"], store=f"{work}/store.sqlite", run_id="gpu-cuda",
+    labels={"machine": "gpu"}, ks=[1], use_cache=False, on_result=progress,
+)  # fmt: skip
+print(f"evaluated {len(out.results)} samples in {out.elapsed_s:.0f}s; notes: {out.notes}")
+PY
 status=$?
 ((status == 124)) && say "the evaluation hit the time limit: results so far are reported"
 say "evaluation exit status $status"

@@ -159,6 +159,23 @@ def test_samples_from_a_directory_and_the_cli_report(tmp_path: Path) -> None:
     assert detail["metrics"]["pass_rate"] == 1.0 and "fast_0.8" in detail["metrics"]
 
 
+EXITS_ON_HOST = """#include <cstdlib>
+#include <cuda_runtime.h>
+
+__device__ float twice(float v) { return 2.f * v; }
+
+__global__ void scan_serial(const float* x, float* y, int n) {
+  float s = 0.f;
+  for (int i = 0; i < n; ++i) y[i] = s += twice(x[i]) / 2.f;
+}
+
+void inclusive_scan(const float* x, float* y, int n) {
+  scan_serial<<<1, 1>>>(x, y, n);
+  if (n < 0) exit(0);
+}
+"""
+
+
 @needs_nvcc
 def test_the_cuda_set_builds_and_is_no_device_here(gpus) -> None:  # type: ignore[no-untyped-def]
     """Compile-only on this machine: built, symbol-checked, then no_device; a cheat the
@@ -167,10 +184,19 @@ def test_the_cuda_set_builds_and_is_no_device_here(gpus) -> None:  # type: ignor
     rows = samples_of(CUDA_SET, "naive", {"cuda_00_vector_add"})
     rows += samples_of(CUDA_SET, "broken", {"cuda_00_vector_add"})
     rows += [r for r in samples_of(CUDA_SET, "cheats") if r["name"] == "device_printf"]
-    naive, broken, cheat = evaluate(rows, CUDA_SET)
+    # nvcc's host stub of a non-inline __device__ function calls exit: not the solution's.
+    rows += samples_of(CUDA_SET, "expert", {"cuda_02_prefix_scan"})
+    rows += [{"task_id": "class1/general/cuda_02_prefix_scan", "solution": EXITS_ON_HOST}]
+    naive, broken, cheat, stub, exits = evaluate(rows, CUDA_SET)
     assert naive.reason == "no_device" and naive.measurements["compiled"] == 1.0
     assert broken.reason == "compile_error"
     assert cheat.reason == "anti_cheat" and cheat.detail.startswith("device_io:")
+    assert stub.reason == "no_device", stub.detail
+    assert (
+        exits.reason == "anti_cheat"
+        and exits.detail.startswith("symbols:")
+        and "exit" in exits.detail
+    )
 
 
 @needs_nvcc

@@ -129,7 +129,7 @@ class Pipeline:
         session = runner.prepare(SessionSpec(label=_label(task), files=files,
                                              policy=self.policy(task)))  # fmt: skip
         try:
-            self._build_and_check(task, runner, session, out)
+            self._build_and_check(task, sample.completion, runner, session, out)
             if out.outcome:
                 return out
             if not task.needs_gpu:
@@ -196,7 +196,7 @@ class Pipeline:
     # -- build ----------------------------------------------------------------------------
 
     def _build_and_check(
-        self, task: KernelTask, runner: TaskRunner, session: Session, out: KernelRun
+        self, task: KernelTask, source: str, runner: TaskRunner, session: Session, out: KernelRun
     ) -> None:
         gate = out.gate
         assert gate is not None
@@ -217,7 +217,7 @@ class Pipeline:
             self._early(out, "compile_error", first_error(out.build))
             return
         if self.config.symbol_check:
-            found, notes = self.check_apart(task, runner, session, gate)
+            found, notes = self.check_apart(task, runner, session, gate, source)
             out.notes += notes
             if found:
                 self._early(out, ANTI_CHEAT, found[0].text(), found)
@@ -244,7 +244,7 @@ class Pipeline:
     # -- the solution on its own ---------------------------------------------------------
 
     def check_apart(
-        self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate
+        self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate, source: str
     ) -> tuple[list[Violation], list[str]]:
         """Compile the solution alone and check what its object uses and defines.
 
@@ -271,14 +271,19 @@ class Pipeline:
         defined = runner.execute(session, ["nm", "-g", "--defined-only", obj], limits, env=env)
         if not (undefined.ok and defined.ok):
             raise RunnerError(f"nm failed on the solution's object: {undefined.stderr[-200:]}")
-        extra = self.config.extra_allowed_symbols
+        extra = list(self.config.extra_allowed_symbols)
+        needed = [n for _, n in symbols.parse_nm(undefined.stdout)]
+        if (
+            cuda
+            and "exit" in needed
+            and self._exit_only_in_device_stubs(runner, session, obj, limits, env, source)
+        ):
+            extra.append("exit")
         # Interposition first: the most specific (a replaced clock also calls the real one).
         found = symbols.defined_violations(
             [n for t, n in symbols.parse_nm(defined.stdout) if t not in "Uvw"], cuda=cuda
         )
-        found += symbols.undefined_violations(
-            [n for _, n in symbols.parse_nm(undefined.stdout)], cuda=cuda, extra=extra
-        )
+        found += symbols.undefined_violations(needed, cuda=cuda, extra=extra)
         found += self._instructions(runner, session, obj, limits, env)
         if cuda:
             ptx = runner.execute(
@@ -299,6 +304,32 @@ class Pipeline:
         include = PurePosixPath(task.solution_file).as_posix()
         runner.write_files(session, {unit: f'#include "{include}"\n'})
         return unit
+
+    @staticmethod
+    def _exit_only_in_device_stubs(
+        runner: TaskRunner,
+        session: Session,
+        obj: str,
+        limits: Limits,
+        env: Mapping[str, str],
+        source: str,
+    ) -> bool:
+        """nvcc gives every non-inline `__device__` function a host stub whose body is a
+        call to exit (it can never run on the host). True when every call to exit in the
+        object sits in such a stub: the function calling it is declared `__device__` (and
+        not `__host__`) in the solution."""
+        pattern = "^[0-9a-f]+ <|R_X86_64_[A-Z0-9_]+[[:space:]]+exit([-+@]|$)"
+        script = f"objdump -drC --no-show-raw-insn {shlex.quote(obj)} | grep -E '{pattern}'"
+        listing = runner.execute(session, ["sh", "-c", script], limits, env=env).stdout
+        callers, current = set(), ""
+        for line in listing.splitlines():
+            head = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+            if head:
+                current = head.group(1)
+            elif "exit" in line:
+                callers.add(current)
+        bare = anticheat.strip_source(source)
+        return bool(callers) and all(_device_only(name, bare) for name in callers)
 
     @staticmethod
     def _instructions(
@@ -405,6 +436,26 @@ def run_passed(task: KernelTask, obs: RunObs) -> bool:
         ch = obs.channel
         return ch is not None and ch.ended and ch.passed and not ch.cheat_rule
     return True
+
+
+def _device_only(function: str, bare: str) -> bool:
+    """Whether the solution declares ``function`` (objdump's demangled name) `__device__`
+    and never `__host__`."""
+    base = re.sub(r"\([^()]*\)\s*(const)?\s*$", "", function).strip()
+    while base.endswith(">"):  # template arguments, possibly nested
+        depth, cut = 0, 0
+        for i in range(len(base) - 1, -1, -1):
+            depth += {">": 1, "<": -1}.get(base[i], 0)
+            if depth == 0:
+                cut = i
+                break
+        base = base[:cut].rstrip()
+    name = re.split(r"::|\s", base)[-1]
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return False
+    prefixes = [m.group(1) for m in re.finditer(rf"([^;{{}}]*)\b{name}\s*\(", bare)]
+    declared = [p for p in prefixes if "__device__" in p or "__host__" in p]
+    return bool(declared) and all("__device__" in p and "__host__" not in p for p in declared)
 
 
 def _make(cmd: str, variables: Mapping[str, str]) -> list[str]:

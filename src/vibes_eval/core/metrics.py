@@ -110,7 +110,9 @@ class Metric:
 
     ``per_task`` returns None for a task that does not count (a kernel whose hardware is
     missing); with ``all_tasks`` one such task omits the metric instead (pass@k with fewer
-    than k samples), with ``missing`` as the note saying why."""
+    than k samples), with ``missing`` as the note saying why. ``counts`` narrows
+    ``all_tasks`` to the tasks it accepts (a task skipped for want of hardware has no
+    pass@k and does not omit it either)."""
 
     name: str
     per_task: TaskValue
@@ -118,6 +120,7 @@ class Metric:
     all_tasks: bool = False
     missing: str = ""
     description: str = ""
+    counts: Callable[[Sequence[Scored]], bool] | None = None
 
     def combine(self, values: Sequence[Value]) -> float:
         return aggregate(self.aggregate, values)
@@ -158,7 +161,8 @@ def score(metrics: Sequence[Metric], results: Iterable[Scored]) -> Scores:
     for metric in metrics:
         values = {t: metric.per_task(rs) for t, rs in tasks.items()}
         counted = {t: v for t, v in values.items() if v is not None}
-        if metric.all_tasks and len(counted) < len(values):
+        relevant = [t for t in values if metric.counts is None or metric.counts(tasks[t])]
+        if metric.all_tasks and any(values[t] is None for t in relevant):
             out.notes.append(f"{metric.name} omitted: {metric.missing}" if metric.missing
                              else f"{metric.name} omitted: some tasks have no value")  # fmt: skip
             continue

@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "humaneval-js": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJs",
     "humaneval-java": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJava",
     "multipl-e": "vibes_eval.benchmarks.multilang.benchmark:MultiPLE",
+    "kernels": "vibes_eval.benchmarks.kernels.benchmark:Kernels",
 }
 
 RUNNERS: dict[str, str] = {

@@ -400,7 +400,9 @@ class ProcessRunner(LocalRunner):
         self.launcher = str(launcher_path())
 
     def wrap(self, job: Job, command: Sequence[str]) -> list[str]:
-        return [self.launcher, *rlimit_args(job.limits), "--", *command]
+        # CUDA reserves far more address space than it uses: no RLIMIT_AS with a GPU.
+        limits = rlimit_args(job.limits, address_space=job.session.device is None)
+        return [self.launcher, *limits, "--", *command]
 
 
 class UnsandboxedRunner(LocalRunner):

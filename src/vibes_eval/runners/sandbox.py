@@ -139,7 +139,9 @@ def syscall_numbers(names: Sequence[str]) -> list[int]:
     Raises:
         PolicyUnsupported: a name this architecture does not have.
     """
-    import pyseccomp
+    if not names:
+        return []
+    import pyseccomp  # only when there is something to resolve (an optional C library)
 
     numbers = []
     for name in names:
@@ -279,7 +281,10 @@ class ConfinedRunner(LocalRunner):
         if job.cgroup is not None:
             for procs in job.cgroup.procs_files:
                 args += ["--cgroup", procs]
-        args += rlimit_args(job.limits, address_space=job.cgroup is None)
+        # CUDA reserves far more address space than it uses: a GPU session's memory is
+        # limited by its cgroup only.
+        cgroupless = job.cgroup is None and job.session.device is None
+        args += rlimit_args(job.limits, address_space=cgroupless)
         if job.cgroup is None:
             args += self.nproc_args(job)
         return args

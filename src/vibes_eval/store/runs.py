@@ -104,7 +104,11 @@ def run_started(
         config_identity=config_identity(benchmark.config),
         problems_sha256=file_sha256(path) if path is not None else t_hash,
         tasks_sha256=t_hash,
-        samples_sha256=file_sha256(samples_path) if samples_path else records_sha256(samples),
+        samples_sha256=(  # a folder of sample files (kernels) is hashed by its records
+            file_sha256(samples_path)
+            if samples_path and not samples_path.is_dir()
+            else records_sha256(samples)
+        ),
         problems_path=str(path.absolute()) if path is not None else "",
         samples_path=str(samples_path.absolute()) if samples_path else "",
         output_path=str(output_path.absolute()) if output_path is not None else "",

@@ -1,0 +1,3 @@
+// The solution, compiled on its own: the harness never includes it.
+#include "api.h"
+#include "solution.h"

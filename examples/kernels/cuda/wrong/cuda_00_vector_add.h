@@ -1,0 +1,11 @@
+#include <cuda_runtime.h>
+
+// Wrong: the last element is never written.
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n - 1) c[i] = a[i] + b[i];
+}
+
+void vector_add(const float* a, const float* b, float* c, int n) {
+  add_kernel<<<(n + 127) / 128, 128>>>(a, b, c, n);
+}

@@ -1,0 +1,19 @@
+#include <cuda_runtime.h>
+
+// Wrong: leaves out the last element.
+__global__ void reduce_one_block(const float* x, int n, float* out) {
+  __shared__ double partial[256];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n - 1; i += blockDim.x) s += x[i];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = (float)partial[0];
+}
+
+void reduce_sum(const float* x, int n, float* out) {
+  reduce_one_block<<<1, 256>>>(x, n, out);
+}

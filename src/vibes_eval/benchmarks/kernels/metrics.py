@@ -1,0 +1,130 @@
+"""The kernel metrics of the seed paper (section 3.3), as per-task values the spine
+aggregates: compile rate, pass rate, speed (0 when invalid), mean and geometric-mean speed,
+fast_p at 0.5, 0.8 and 1.05 (valid AND speed > p, over all tasks, KernelBench's strict
+`>`), one-shot pass@k, the share flagged for audit, and pass rate, geometric-mean speed and
+fast_1.05 per task class and per architecture group.
+
+A task whose every sample is ``arch_unsupported``, ``no_device`` or
+``unsupported_backend`` has no value: it is left out of the denominators, and reported.
+With several samples per task, a task's value is the expectation for one sample drawn at
+random (one-shot)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+from vibes_eval.benchmarks.kernels.tasks import ARCH_GROUPS, class_of, group_of
+from vibes_eval.core.metrics import Metric, Scored, pass_at_k_exact
+
+NOT_COUNTED = frozenset({"arch_unsupported", "no_device", "unsupported_backend"})
+FAST_P = (0.5, 0.8, 1.05)
+HEADLINE = "fast_1.05"
+
+
+def counted(rs: Sequence[Scored]) -> list[Scored]:
+    return [r for r in rs if r.reason not in NOT_COUNTED]
+
+
+def speed(r: Scored) -> float:
+    return float(r.measurements.get("speedup", 0.0)) if r.passed else 0.0
+
+
+def _share(rs: Sequence[Scored], pred: Callable[[Scored], bool]) -> Fraction | None:
+    rs = counted(rs)
+    return Fraction(sum(1 for r in rs if pred(r)), len(rs)) if rs else None
+
+
+def pass_rate(rs: Sequence[Scored]) -> Fraction | None:
+    return _share(rs, lambda r: r.passed)
+
+
+def mean_speed(rs: Sequence[Scored]) -> float | None:
+    rs = counted(rs)
+    return sum(speed(r) for r in rs) / len(rs) if rs else None
+
+
+def fast(p: float) -> Callable[[Sequence[Scored]], Fraction | None]:
+    return lambda rs: _share(rs, lambda r: r.passed and speed(r) > p)
+
+
+def compile_rate(rs: Sequence[Scored]) -> float | None:
+    """Over samples whose build was attempted (no_device ones included: they compile)."""
+    tried = [r for r in rs if "compiled" in r.measurements]
+    return sum(r.measurements["compiled"] for r in tried) / len(tried) if tried else None
+
+
+def pass_at(k: int) -> Callable[[Sequence[Scored]], Fraction | None]:
+    def value(rs: Sequence[Scored]) -> Fraction | None:
+        rs = counted(rs)
+        if not rs or k > len(rs):
+            return None
+        return pass_at_k_exact(len(rs), sum(r.passed for r in rs), k)
+
+    return value
+
+
+def _class(rs: Sequence[Scored]) -> int:
+    for r in rs:
+        if "task_class" in r.measurements:
+            return int(r.measurements["task_class"])
+    return class_of(rs[0].task_id) if rs else 0
+
+
+def _only(keep: Callable[[Sequence[Scored]], bool], inner: Callable[[Sequence[Scored]], object]):  # type: ignore[no-untyped-def]
+    return lambda rs: inner(rs) if rs and keep(rs) else None
+
+
+def kernel_metrics(ks: Sequence[int]) -> list[Metric]:
+    out = [
+        Metric("compile_rate", compile_rate, description="share of builds that succeeded"),
+        Metric("pass_rate", pass_rate, description="share of samples valid (built, passed)"),
+        Metric("mean_speed", mean_speed, description="mean of t_ref / t_sol, 0 when invalid"),
+        Metric("geomean_speed", mean_speed, aggregate="geomean",
+               description="geometric mean speed over tasks with a valid sample"),
+    ]  # fmt: skip
+    out += [
+        Metric(f"fast_{p:g}", fast(p), description=f"share valid AND speed > {p:g}") for p in FAST_P
+    ]
+    out += [
+        Metric(f"pass@{k}", pass_at(k), all_tasks=True, counts=lambda rs: bool(counted(rs)),
+               missing=f"some tasks have fewer than {k} counted samples",
+               description=f"probability that one of {k} samples is valid")
+        for k in ks
+    ]  # fmt: skip
+    out.append(Metric("flagged_10x", _share_fn("audit"),
+                      description="share of samples with a speedup flagged for audit"))  # fmt: skip
+    out += _grouped()
+    return out
+
+
+def _share_fn(key: str) -> Callable[[Sequence[Scored]], Fraction | None]:
+    return lambda rs: _share(rs, lambda r: r.measurements.get(key, 0.0) > 0)
+
+
+def _in_class(c: int) -> Callable[[Sequence[Scored]], bool]:
+    return lambda rs: _class(rs) == c
+
+
+def _in_group(g: str) -> Callable[[Sequence[Scored]], bool]:
+    return lambda rs: group_of(rs[0].task_id) == g
+
+
+def _grouped() -> list[Metric]:
+    out: list[Metric] = []
+    groups = [(f"class{c}", _in_class(c)) for c in (1, 2, 3, 4)]
+    groups += [(g, _in_group(g)) for g in ARCH_GROUPS]
+    for label, keep in groups:
+        out += [
+            Metric(f"pass_rate:{label}", _only(keep, pass_rate)),
+            Metric(f"geomean_speed:{label}", _only(keep, mean_speed), aggregate="geomean"),
+            Metric(f"{HEADLINE}:{label}", _only(keep, fast(1.05))),
+        ]
+    return out
+
+
+def solved(rs: Sequence[Scored]) -> bool:
+    """For McNemar's test: the task is fast (valid and > 1.05x) in at least half its
+    samples."""
+    value = fast(1.05)(rs)
+    return value is not None and value >= Fraction(1, 2)

@@ -1,0 +1,126 @@
+"""Static rules (after comments and strings are stripped) and the symbol policy a solution
+compiled on its own must meet."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from vibes_eval.benchmarks.kernels import symbols
+from vibes_eval.benchmarks.kernels.anticheat import (
+    KERNEL_RE,
+    LAUNCH_RE,
+    check_source,
+    kernel_pattern,
+    local_includes,
+    strip_source,
+)
+
+GOOD_CUDA = """
+#include <cuda_runtime.h>
+__global__ __launch_bounds__(256, 2) void k(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.f;
+}
+void run(float* x, int n) { k<<<(n + 255) / 256, 256>>>(x, n); }
+"""
+
+
+def rules(source: str, *, cuda: bool = True, **kw: object) -> list[str]:
+    args = {"blocked": [], "required": [], "task_files": ["solution.h", "reference.h", "harness.cu",
+            "Makefile", "task.yaml"], "allowed_files": {"solution.h"}, "min_code_lines": 5}  # fmt: skip
+    args.update(kw)
+    return [v.rule for v in check_source(source, cuda=cuda, **args)]  # type: ignore[arg-type]
+
+
+def test_comments_strings_and_dead_code_are_stripped() -> None:
+    src = r"""
+// __global__ void a() {} k<<<1,1>>>();
+/* __global__ void b() {} */
+#if 0
+__global__ void c() {}
+#else
+int live = 1'000'000;
+#endif
+const char* s = "__global__ void d() <<<1,1>>>";
+char q = '"';
+// a comment that goes on \
+__global__ void e() {}
+auto r = R"x(raw "__global__ void f" )x";
+"""
+    bare = strip_source(src)
+    assert "__global__" not in bare and "<<<" not in bare
+    assert "int live = 1'000'000;" in bare and "char q = '';" in bare
+    assert bare.count("\n") == src.count("\n")
+
+
+def test_the_kernel_regex_allows_attributes_between_global_and_void() -> None:
+    for text in ("__global__ void k(", "__global__ __launch_bounds__(256) void k(",
+                 "__global__ __launch_bounds__(MAX(128, 2), 1) void k(",
+                 "static __global__ void k(", "__global__\n  inline void k("):  # fmt: skip
+        assert re.search(KERNEL_RE, "x " + text), text
+    assert not re.search(KERNEL_RE, "__global__ int k(")
+    assert kernel_pattern(r"__global__\s+void") == KERNEL_RE
+    assert re.search(LAUNCH_RE, "k<<<grid, block, 0>>>(x)") and re.search(
+        LAUNCH_RE, "cudaLaunchKernel(f"
+    )
+    assert rules(GOOD_CUDA, required=[r"__global__\s+void", r"<<<.*>>>"]) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "rule"),
+    [
+        ("// __global__ void k() {}\n// k<<<1,1>>>();\nvoid f() {\n}\n\n\n", "required_pattern"),
+        (GOOD_CUDA + "\n#include <cublas_v2.h>\n", "library"),
+        (GOOD_CUDA + "\nvoid g() { cublasSgemm(h); }\n", "library"),
+        (GOOD_CUDA + "\nvoid g() { try { } catch (...) { } }\n", "try_catch"),
+        (
+            GOOD_CUDA + "\n__attribute__((constructor)) static void early() {}\n",
+            "static_constructor",
+        ),
+        (GOOD_CUDA + '\n#include "reference.h"\n', "task_file"),
+        (GOOD_CUDA + '\n#define R "harness.cu"\n', "task_file"),
+        (GOOD_CUDA + "\nvoid g() { syscall(1, 1, 0, 0); }\n", "syscall"),
+        ("__global__ void k(){}\nvoid f(){k<<<1,1>>>();}\n", "min_code"),
+        (GOOD_CUDA + "\nauto t = torch::zeros({1});\n", "framework"),
+    ],
+)
+def test_static_rules(source: str, rule: str) -> None:
+    assert rule in rules(source)
+
+
+def test_strings_do_not_trip_rules_and_task_blocked_patterns_apply() -> None:
+    assert rules(GOOD_CUDA + '\nconst char* s = "cublasSgemm( try {";\n') == []
+    assert "blocked_pattern" in rules(GOOD_CUDA, blocked=[r"\+= 1\.f"])
+    assert rules("void f() {\n  int x = 0;\n  x++;\n  (void)x;\n}\n", cuda=False) == []
+    assert local_includes('#include "api.h"\n#include <cmath>\n') == {"api.h"}
+
+
+def test_symbol_policy() -> None:
+    ok = ["memcpy", "expf", "sqrt", "_Znwm", "_ZdlPvm", "GOMP_parallel", "omp_get_thread_num",
+          "__cudaRegisterFunction", "__cudaLaunchKernel", "cudaMalloc", "cudaGetLastError",
+          "cudaGetDeviceProperties_v2", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+          "_ZSt20__throw_length_errorPKc", "__stack_chk_fail", "_ZGVeN16v_expf"]  # fmt: skip
+    assert symbols.undefined_violations(ok, cuda=True) == []
+    for bad in ("printf", "puts", "write", "fopen", "exit", "_exit", "getenv", "dlsym",
+                "pthread_create", "cudaStreamCreate", "cudaStreamSetAttribute",
+                "cudaDeviceSetLimit", "cudaEventElapsedTime", "clock_gettime", "matmul_ref",
+                "GOMP_target_ext", "fork", "syscall"):  # fmt: skip
+        assert symbols.undefined_violations([bad], cuda=True), bad
+    assert symbols.undefined_violations(["cudaMalloc"], cuda=False)  # no CUDA on the CPU
+    assert symbols.defined_violations(["malloc"], cuda=False)
+    assert symbols.defined_violations(["main"], cuda=False)
+    assert symbols.defined_violations(["vector_add", "_ZN12_GLOBAL__N_14add4EPKfS1_Pfi"],
+                                      cuda=False) == []  # fmt: skip
+
+
+def test_device_printf_is_found_in_ptx() -> None:
+    ptx = ".extern .func  (.param .b32 func_retval0) vprintf\n(\n.param .b64 vprintf_param_0\n"
+    assert [v.rule for v in symbols.device_violations(ptx)] == ["device_io"]
+    assert symbols.device_violations(".extern .func __assertfail\n") == []
+
+
+def test_nm_output_is_parsed_with_or_without_addresses() -> None:
+    text = "                 U puts\n0000000000000000 T vector_add\n0000 W _ZN4dim3C1Ejjj\n"
+    assert symbols.parse_nm(text) == [("U", "puts"), ("T", "vector_add"), ("W", "_ZN4dim3C1Ejjj")]

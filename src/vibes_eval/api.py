@@ -18,8 +18,8 @@ from vibes_eval import evaluation
 from vibes_eval.core import settings
 from vibes_eval.core.benchmark import BenchmarkConfig
 from vibes_eval.core.errors import UserError
-from vibes_eval.core.jsonl import SampleSource, source_path
 from vibes_eval.core.executor import Executor
+from vibes_eval.core.jsonl import SampleSource, source_path
 from vibes_eval.core.registry import benchmark_class, executor_class, scoring_for
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.system import usable_cpus

@@ -13,8 +13,8 @@ from typing import Any
 from vibes_eval.core import metrics
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.engine import MemoryRecorder, Recorder, run_samples
-from vibes_eval.core.executor import Executor
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.executor import Executor
 from vibes_eval.core.jsonl import SampleSource, write_jsonl
 from vibes_eval.core.registry import benchmark_class
 from vibes_eval.core.runner import TaskRunner

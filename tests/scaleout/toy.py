@@ -2,10 +2,8 @@
 compiler benchmark cannot: verdicts come from the completion's text, and each result says
 which node evaluated it (``VIBES_TEST_NODE``, set per node by the test cluster).
 
-Completions: "pass", "fail"; "sleep:S" runs `sleep S` in the sandbox, then passes;
-"hold:DIR" writes DIR/<node> when it starts, then sleeps 3 s in the sandbox (a test waits
-for the file to know the unit is in flight there); "die" kills the worker process that
-runs it (a unit that takes down every worker it touches).
+Completions: "pass", "fail"; "sleep:S" runs `sleep S` in the sandbox, then passes; "die"
+kills the worker process that runs it (a unit that takes down every worker it touches).
 Config ``gpu``: task id -> the compute capability its samples need (``node_needs``).
 """
 
@@ -14,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -66,9 +63,6 @@ class ToyBenchmark(Benchmark[Task, ToyConfig]):
         text = sample.completion
         if text == "die":
             os.kill(os.getpid(), signal.SIGKILL)
-        if text.startswith("hold:"):
-            Path(text[5:], node()).write_text(str(os.getpid()))
-            text = "sleep:3"
         if text.startswith("sleep:"):
             session = runner.prepare(SessionSpec(label=task.task_id))
             try:

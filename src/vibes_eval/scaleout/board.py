@@ -32,6 +32,7 @@ class Node:
     node_id: str
     slots: int  # units at once
     resources: Mapping[str, float] = field(default_factory=dict)  # as Ray lists them
+    address: str = ""  # its IP, as Ray lists it
     actor: Any = None
     facts: NodeFacts | None = None  # None while its worker starts
     busy: int = 0
@@ -41,7 +42,8 @@ class Node:
 
     @property
     def name(self) -> str:
-        host = self.facts.host if self.facts else "?"
+        """host (address) and the start of its node id: several nodes may share a host."""
+        host = self.facts.host if self.facts else self.address or "?"
         return f"{host}/{self.node_id[:8]}"
 
     @property

@@ -25,10 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Every node on loopback, nothing on the machine's outward address. Not 127.0.0.1: Ray
+# swaps that (and "localhost") for the outward address; another loopback address it keeps.
+LOOPBACK = "127.0.0.2"
+
 
 def _free_port() -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((LOOPBACK, 0))
         return int(s.getsockname()[1])
 
 
@@ -90,12 +94,12 @@ class LocalCluster:
     @property
     def address(self) -> str:
         """The GCS address a driver or ``ray start --address`` joins."""
-        return f"127.0.0.1:{self.port}"
+        return f"{LOOPBACK}:{self.port}"
 
     @property
     def client_address(self) -> str:
         """The Ray Client address (``ray://``)."""
-        return f"ray://127.0.0.1:{self.client_port}"
+        return f"ray://{LOOPBACK}:{self.client_port}"
 
     # -- starting -------------------------------------------------------------------------
 
@@ -139,7 +143,7 @@ class LocalCluster:
         log = Path(self.temp_dir) / f"{name}.log"
         argv = [
             *_ray_cli(), "start", "--block", "--disable-usage-stats",
-            "--node-ip-address=127.0.0.1",  # every node on loopback: nothing leaves the host
+            f"--node-ip-address={LOOPBACK}",
             f"--num-cpus={self.num_cpus}", "--num-gpus=0",
             f"--object-store-memory={self.object_store_mb * 1024 * 1024}",
             f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}",

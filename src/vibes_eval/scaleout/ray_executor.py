@@ -30,6 +30,7 @@ log = logging.getLogger("vibes_eval.scaleout")
 
 MAX_ATTEMPTS = 3  # workers a unit may lose before its samples are infra errors
 START_TIMEOUT_S = 600.0  # a node's worker that has not described itself by then is left out
+GATHER_S = 60.0  # how long the start waits for slower nodes once one can take units
 NODE_REFRESH_S = 5.0  # how often the cluster's node list is read (nodes join and leave)
 RESTARTS_PER_NODE = 3  # workers started again on a live node whose worker died
 SETTLE_EVERY = 1000  # results handed to the store before waiting until they are durable
@@ -80,6 +81,7 @@ class RayExecutor(Executor):
                 f"cannot reach the Ray cluster at {where}: {_first_line(exc)}"
             ) from None
         self._connected_here = True
+        _quiet_cluster_errors()
 
     def start_run(self, run_id: str) -> None:
         self.run_id = run_id
@@ -96,6 +98,27 @@ class RayExecutor(Executor):
                 _ray().shutdown()
 
 
+def _quiet_cluster_errors() -> None:
+    """Ray prints the cluster's error messages (a raylet's last log lines when a node dies)
+    on the driver's stdout, where the report goes; the run's own notes already say what
+    matters. Their first line goes to this module's log instead."""
+    import ray._private.worker as ray_worker
+
+    original = ray_worker.print_to_stdstream
+    if getattr(original, "vibes_quiet", False):
+        return
+
+    def quiet(data: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        if data.get("pid") == "raylet":
+            for line in data.get("lines", [])[:1]:
+                log.info("ray: %s", str(line).splitlines()[0] if line else "")
+            return
+        original(data, *args, **kwargs)
+
+    quiet.vibes_quiet = True  # type: ignore[attr-defined]
+    ray_worker.print_to_stdstream = quiet
+
+
 @dataclass(eq=False)
 class _Flight:
     """A unit running on a node: the stream of its results."""
@@ -103,7 +126,6 @@ class _Flight:
     unit: Unit
     node: Node
     reported: set[tuple[str, int]] = field(default_factory=set)
-    failed: bool = False  # ERROR came: the rest become infra errors at DONE
 
 
 class _Dispatch:
@@ -125,6 +147,9 @@ class _Dispatch:
         self.lost_units: Counter[str] = Counter()  # node -> units lost there
         self._seen_nodes = 0.0
         self._actor_class: Any = None
+        from ray.util.client import ray as ray_client
+
+        self.streaming = not ray_client.is_connected()  # Ray Client (ray://) streams nothing
 
     # -- setting up ---------------------------------------------------------------------
 
@@ -144,7 +169,8 @@ class _Dispatch:
         self.tasks_ref = self.ray.put({t: job.tasks[t] for t in needs})  # once, not per unit
         try:
             self._refresh_nodes()
-            slots = sum(n.slots for n in self.nodes.values()) or 1
+            self._gather()
+            slots = sum(n.slots for n in self.nodes.values() if n.usable) or 1
             units = [
                 Unit(i, list(u), combine(needs[s.task_id] for s in u))
                 for i, u in enumerate(self.bench.plan(job.pending, slots))
@@ -168,12 +194,30 @@ class _Dispatch:
                 resources = dict(info.get("Resources") or {})
                 cpus = max(1, int(resources.get("CPU", 1)))
                 slots = min(cpus, self.ex.workers) if self.ex.workers else cpus
-                node = Node(node_id, slots, resources)
+                node = Node(node_id, slots, resources, address=info.get("NodeManagerAddress", ""))
                 self.nodes[node_id] = node
                 self._start_worker(node)
         for node in self.nodes.values():
             if node.node_id not in alive and not node.gone:
                 self._drop(node, "left the cluster")
+
+    def _gather(self) -> None:
+        """Wait for every node's worker to say whether it can take units, so the units are
+        planned over the slots that will run them and every node's problem is reported.
+        Once one node is usable, a node slower than ``GATHER_S`` joins when it is ready.
+
+        Raises: UserError when every node refuses."""
+        since = time.monotonic()
+        while self.starting:
+            usable = any(n.usable for n in self.nodes.values())
+            if usable and time.monotonic() - since > GATHER_S:
+                return
+            ready, _ = self.ray.wait(list(self.starting), num_returns=1, timeout=1.0)
+            for ref in ready:
+                self._on_described(ref)
+            self._check_start_timeouts()
+        if not any(n.usable for n in self.nodes.values()):
+            self._nobody_left()
 
     def _start_worker(self, node: Node) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -227,9 +271,7 @@ class _Dispatch:
                 unit = self.board.take_for(node, nodes)
                 if unit is None:
                     break
-                stream = node.actor.run.options(num_returns="streaming").remote(unit.samples)
-                self.flights[stream] = _Flight(unit, node)
-                node.busy += 1
+                self._submit(node, unit)
 
     def _nobody_left(self) -> None:
         """No node can take the remaining units and none is starting.
@@ -244,36 +286,44 @@ class _Dispatch:
 
     # -- events ---------------------------------------------------------------------------
 
+    def _submit(self, node: Node, unit: Unit) -> None:
+        if self.streaming:
+            ref = node.actor.run.options(num_returns="streaming").remote(unit.samples)
+        else:  # Ray Client streams nothing: the unit's results come back at its end
+            ref = node.actor.run_all.remote(unit.samples)
+        self.flights[ref] = _Flight(unit, node)
+        node.busy += 1
+
     def _on_stream(self, stream: Any) -> None:
-        flight = self.flights[stream]
+        """Handle what a unit's stream has ready, without waiting for more."""
         ray = self.ray
-        while True:  # everything this stream has ready, without waiting
-            try:
-                ref = next(stream)
-                item = ray.get(ref)
-            except StopIteration:
-                self._lost(stream, "its result stream ended early")
+        try:
+            if not self.streaming:
+                for item in ray.get(stream):
+                    self._on_item(stream, item)
                 return
-            except ray.exceptions.RayTaskError as exc:
-                self._failed(stream, _first_line(exc))
-                return
-            except ray.exceptions.RayError as exc:
-                self._lost(stream, _first_line(exc))
-                return
-            kind = item[0]
-            if kind == RESULT:
-                result: SampleResult = item[1]
-                flight.reported.add(result.key)
-                self._deliver(result)
-            elif kind == ERROR:
-                flight.failed = True
-                self._infra(flight.unit.samples, flight.reported, item[1], item[2])
-            elif kind == DONE:
-                self._finished(stream)
-                return
-            more, _ = ray.wait([stream], timeout=0)
-            if not more:
-                return
+            while stream in self.flights:
+                self._on_item(stream, ray.get(next(stream)))
+                if stream in self.flights and not ray.wait([stream], timeout=0)[0]:
+                    return
+        except StopIteration:
+            self._lost(stream, "its result stream ended early")
+        except ray.exceptions.RayTaskError as exc:  # a bug on the node, not a lost node
+            self._failed(stream, _first_line(exc))
+        except ray.exceptions.RayError as exc:  # the worker or its node died
+            self._lost(stream, _first_line(exc))
+
+    def _on_item(self, stream: Any, item: tuple[Any, ...]) -> None:
+        flight = self.flights[stream]
+        kind = item[0]
+        if kind == RESULT:
+            result: SampleResult = item[1]
+            flight.reported.add(result.key)
+            self._deliver(result)
+        elif kind == ERROR:
+            self._infra(flight.unit.samples, flight.reported, item[1], item[2])
+        elif kind == DONE:
+            self._finished(stream)
 
     def _deliver(self, result: SampleResult) -> None:
         self.job.deliver(result)

@@ -162,6 +162,10 @@ class NodeWorker:
             if item[0] == DONE:
                 return
 
+    def run_all(self, unit: list[Sample]) -> list[tuple[Any, ...]]:
+        """``run`` for drivers that cannot take a stream (Ray Client): every item at once."""
+        return list(self.run(unit))
+
     def stop(self) -> None:
         """Start nothing new and kill what runs."""
         self.stopping.set()

@@ -62,11 +62,13 @@ def humaneval_inputs(tmp: Path, problems: Path | None, samples: Path | None) -> 
     return source, out
 
 
-def timed(**kw: Any) -> tuple[float, dict[tuple[str, int], tuple[bool, str]]]:
-    start = time.perf_counter()
+def timed(**kw: Any) -> tuple[float, float, dict[tuple[str, int], tuple[bool, str]]]:
+    """Wall seconds, this process's CPU seconds (the driver's; local runs evaluate in
+    child processes, whose CPU is not counted), verdicts."""
+    start, cpu = time.perf_counter(), time.process_time()
     outcome = api.evaluate(ks=[1], use_cache=False, **kw)
-    elapsed = time.perf_counter() - start
-    return elapsed, {k: (r.passed, r.reason) for k, r in outcome.results.items()}
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed, cpu, {k: (r.passed, r.reason) for k, r in outcome.results.items()}
 
 
 def main() -> int:
@@ -124,8 +126,9 @@ def measure(
             seen = {}
             for side, extra in sides.items():
                 kw = {**case, **extra, "sandbox": args.sandbox, "workers": args.workers}
-                elapsed, verdicts = timed(**kw)
+                elapsed, cpu, verdicts = timed(**kw)
                 times.setdefault(f"{name}|{side}", []).append(elapsed)
+                times.setdefault(f"{name}|{side}|cpu", []).append(cpu)
                 seen[side] = verdicts
             same = same and seen["local"] == seen["ray"]
     out: dict[str, Any] = {"same_verdicts": same, "cases": {}}
@@ -135,7 +138,10 @@ def measure(
         out["cases"][name] = {"units_or_samples": units, "local_s": round(loc, 2),
                               "ray_s": round(ray, 2), "ray_over_local": round(ray / loc, 2),
                               "local_per_s": round(units / loc, 1),
-                              "ray_per_s": round(units / ray, 1)}  # fmt: skip
+                              "ray_per_s": round(units / ray, 1),
+                              "ray_driver_cpu_ms_each": round(
+                                  statistics.median(times[f"{name}|ray|cpu"]) / units * 1e3, 3
+                              )}  # fmt: skip
     small, big = out["cases"]["empty x200"], out["cases"]["empty x1000"]
     for side in ("local", "ray"):
         per_unit = (big[f"{side}_s"] - small[f"{side}_s"]) / 800
@@ -150,7 +156,8 @@ def print_report(r: dict[str, Any]) -> None:
     for name, c in r.get("cases", {}).items():
         print(f"{name:20} local {c['local_s']:7.2f} s ({c['local_per_s']:7.1f}/s)  "
               f"ray {c['ray_s']:7.2f} s ({c['ray_per_s']:7.1f}/s)  "
-              f"ray/local {c['ray_over_local']:.2f}")  # fmt: skip
+              f"ray/local {c['ray_over_local']:.2f}  driver CPU "
+              f"{c['ray_driver_cpu_ms_each']} ms each")  # fmt: skip
     if "ray_per_unit_ms" in r:
         print(
             f"per unit: local {r['local_per_unit_ms']} ms, ray {r['ray_per_unit_ms']} ms; "

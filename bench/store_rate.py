@@ -14,6 +14,10 @@ Each backend gets a fresh store and a run of N samples (HumanEval-X Rust tasks w
 - one by one: each verdict waits for its own commit (a trickle of results, one at a time):
   the rate a slow trickle costs in transactions, the floor.
 
+The driver's CPU per event (both threads, SQLite's work included; PostgreSQL's server
+work is not) tells what an idle core would sustain, which wall-clock rates on a shared
+machine do not.
+
 ``--size``: humaneval (about 1 kB of event: detail, a little output, measurements) or swe
 (about 12 kB: a SWE-bench report with per-test statuses and a log tail).
 """
@@ -90,7 +94,7 @@ def one_store(spec: str, prepared: evaluation.Prepared, samples: Path, size: str
         ) as rec:  # fmt: skip
             recorder = rec.recorder
             todo = results if mode == "burst" else results[: max(200, len(results) // 20)]
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             if mode == "burst":
                 for r in todo:
                     recorder.record_then(r, lambda: None)
@@ -98,10 +102,11 @@ def one_store(spec: str, prepared: evaluation.Prepared, samples: Path, size: str
             else:
                 for r in todo:
                     recorder.record(r)
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
             commits = rec.writer.commits
         out[mode] = {"events": len(todo), "seconds": round(elapsed, 3),
-                     "events_per_s": round(len(todo) / elapsed), "commits": commits}  # fmt: skip
+                     "events_per_s": round(len(todo) / elapsed), "commits": commits,
+                     "driver_cpu_us_per_event": round(cpu / len(todo) * 1e6)}  # fmt: skip
     runner.close()
     return out
 
@@ -162,7 +167,8 @@ def main() -> int:
     for backend in ("sqlite", "postgresql"):
         for mode, m in report.get(backend, {}).items():
             print(f"{backend:10} {mode:10}: {m['events_per_s']:7d} events/s "
-                  f"({m['events']} in {m['seconds']} s, {m['commits']} commits)")  # fmt: skip
+                  f"({m['events']} in {m['seconds']} s, {m['commits']} commits, "
+                  f"{m['driver_cpu_us_per_event']} us of this process's CPU each)")  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0

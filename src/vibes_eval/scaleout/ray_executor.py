@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ class RayExecutor(Executor):
         ray = _ray()
         if ray.is_initialized():  # the caller connected already (a notebook, a test)
             return
+        _check_reachable(self.address)
         try:
             ray.init(
                 address=self.address,
@@ -96,6 +98,24 @@ class RayExecutor(Executor):
             self._connected_here = False
             with contextlib.suppress(Exception):
                 _ray().shutdown()
+
+
+def _check_reachable(address: str | None) -> None:
+    """Ray retries an address where nothing listens for minutes: say so at once.
+
+    Raises: UserError when HOST:PORT (or ray://HOST:PORT) refuses a connection."""
+    if not address or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--ray-address {address}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise UserError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc} (is its head "
+            "running? `ray start --head` starts one)"
+        ) from None
 
 
 def _quiet_cluster_errors() -> None:

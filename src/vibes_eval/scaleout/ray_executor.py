@@ -165,6 +165,10 @@ class _Dispatch:
         self.tasks_ref: Any = None
         self.delivered = 0
         self.lost_units: Counter[str] = Counter()  # node -> units lost there
+        self.unplaced: Counter[str] = Counter()  # needs no node meets -> samples
+        self.node_notes: dict[tuple[str, str], list[str]] = {}  # (what, detail) -> nodes
+        weaker = job.runner.capabilities.weaknesses()
+        self.driver_notes = {f"sandbox {job.runner.name}: {'; '.join(weaker)}"} if weaker else set()
         self._seen_nodes = 0.0
         self._actor_class: Any = None
         from ray.util.client import ray as ray_client
@@ -400,12 +404,13 @@ class _Dispatch:
             return
         facts = node.facts
         if not facts.ok:
-            self._say(f"node {node.name} takes no units: {facts.reason}")
+            self._node_note(node, "takes no units", facts.reason)
             return
         if facts.max_parallelism:
             node.slots = min(node.slots, facts.max_parallelism)
         for note in facts.notes:
-            self._say(f"node {node.name}: {note}")
+            if note not in self.driver_notes:  # the driver's runner says the same already
+                self._node_note(node, "notes", note)
 
     def _on_ping(self, ref: Any) -> None:
         node = self.pings.pop(ref)
@@ -431,7 +436,7 @@ class _Dispatch:
     def _drop(self, node: Node, why: str) -> None:
         node.gone = True
         node.suspect = False
-        self._say(f"node {node.name} left the run: {why}")
+        self._node_note(node, "left the run", why)
 
     def _check_start_timeouts(self) -> None:
         now = time.monotonic()
@@ -448,16 +453,17 @@ class _Dispatch:
             f"needs {unit.needs.describe()}: no node of the Ray cluster has it "
             f"({len(usable)} usable nodes)"
         )
-        self._say(f"{len(unit.samples)} samples need {unit.needs.describe()}: no node has it")
+        self.unplaced[unit.needs.describe()] += len(unit.samples)
         self._infra(unit.samples, set(), detail)
 
     # -- ending ---------------------------------------------------------------------------
 
-    def _say(self, note: str) -> None:
-        """A note for the report, once."""
-        if note not in self.ex.notes:
-            self.ex.notes.append(note)
-            log.warning("%s", note)
+    def _node_note(self, node: Node, what: str, detail: str) -> None:
+        """Say it now (the log), and once in the report, with every node it is true of."""
+        names = self.node_notes.setdefault((what, detail), [])
+        if node.name not in names:
+            names.append(node.name)
+            log.warning("node %s %s: %s", node.name, what, detail)
 
     def _stop_workers(self) -> None:
         """Ctrl-C: every worker kills what it runs; then the streams are dropped."""
@@ -481,9 +487,17 @@ class _Dispatch:
                 node.actor = None
 
     def _report(self) -> None:
+        """The run's notes for the report: one line per kind of trouble."""
+        notes = self.ex.notes
+        for (what, detail), names in self.node_notes.items():
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            who = f"node {shown}" if len(names) == 1 else f"{len(names)} nodes ({shown})"
+            notes.append(f"{who} {what}: {detail}")
+        for needs, count in self.unplaced.items():
+            notes.append(f"{count} samples need {needs}: no node of the Ray cluster has it")
         if self.lost_units:
             where = ", ".join(f"{n} ({c})" for n, c in self.lost_units.items())
-            self._say(
+            notes.append(
                 f"{sum(self.lost_units.values())} units lost with their worker and run "
                 f"again elsewhere: {where}"
             )

@@ -12,6 +12,7 @@ from vibes_eval.cli.errors import run_cli
 from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
+from vibes_eval.cli.serve import serve_command
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -93,6 +94,7 @@ def run_command(
 
 register_store_commands(eval_app)
 register_image_commands(eval_app)
+eval_app.command("serve")(serve_command)
 
 
 def main() -> None:

@@ -15,6 +15,13 @@ from vibes_eval.core.errors import UserError
 BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
     "swe-bench": "vibes_eval.benchmarks.swebench.benchmark:SweBench",
+    "humaneval-python": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalPython",
+    "mbpp": "vibes_eval.benchmarks.multilang.benchmark:Mbpp",
+    "humaneval-cpp": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalCpp",
+    "humaneval-go": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalGo",
+    "humaneval-js": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJs",
+    "humaneval-java": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJava",
+    "multipl-e": "vibes_eval.benchmarks.multilang.benchmark:MultiPLE",
 }
 
 RUNNERS: dict[str, str] = {

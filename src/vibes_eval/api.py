@@ -18,8 +18,9 @@ from vibes_eval import evaluation
 from vibes_eval.core import settings
 from vibes_eval.core.benchmark import BenchmarkConfig
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.executor import Executor
 from vibes_eval.core.jsonl import SampleSource, source_path
-from vibes_eval.core.registry import benchmark_class, scoring_for
+from vibes_eval.core.registry import benchmark_class, executor_class, scoring_for
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import SampleResult
@@ -68,6 +69,8 @@ class Request:
     ks: Sequence[int] = (1, 10, 100)
     use_cache: bool = True
     output: Path | None = None  # where the results file is written (recorded with the run)
+    executor: str = "local"  # where units run: local threads, or "ray" (docs/scale-out.md)
+    ray_address: str | None = None  # auto, HOST:PORT or ray://HOST:10001; None: Ray's default
 
 
 class Evaluation:
@@ -87,6 +90,7 @@ class Evaluation:
         self.request = request
         self.prepared = evaluation.prepare(request.benchmark, request.config, request.samples)
         self.runner: TaskRunner | None = None
+        self.executor: Executor | None = None
         self.recording: session.Recording | None = None
         self.notes: list[str] = []
 
@@ -101,6 +105,9 @@ class Evaluation:
             weaker = self.runner.capabilities.weaknesses()
             if weaker:
                 self.notes.append(f"sandbox {self.runner.name}: {'; '.join(weaker)}")
+            req = self.request
+            self.executor = executor_class(req.executor)(req.ray_address, req.workers)
+            self.executor.open()  # a cluster that cannot be reached fails before the run starts
             store = open_store_for_run(self.request.store)
             if store is not None:
                 self.recording = self._start(store)
@@ -144,6 +151,8 @@ class Evaluation:
         bench = self.prepared.benchmark
         run_id = self.run_id or new_run_id()
         bench.start_run(run_id)
+        if self.executor is not None:
+            self.executor.start_run(run_id)
         outcome = evaluation.run(
             self.prepared,
             self.runner,
@@ -151,8 +160,9 @@ class Evaluation:
             workers=self.workers,
             recorder=self.recording.recorder if self.recording else None,
             on_result=on_result,
+            executor=self.executor,
         )
-        outcome.notes += self.notes
+        outcome.notes += self.notes + (self.executor.notes if self.executor else [])
         bench.finish_run(run_id, outcome.results, self.prepared.samples)
         if self.recording:
             self.recording.finish(outcome)
@@ -166,8 +176,12 @@ class Evaluation:
             if self.recording is not None:
                 self.recording.close()
         finally:
-            if self.runner is not None:
-                self.runner.close()
+            try:
+                if self.executor is not None:
+                    self.executor.close()
+            finally:
+                if self.runner is not None:
+                    self.runner.close()
 
 
 def open_store_for_run(spec: str | None) -> EventStore | None:
@@ -194,6 +208,8 @@ def evaluate(
     use_cache: bool = True,
     output: str | Path | None = None,
     on_result: Callable[[SampleResult], None] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> Outcome:
     """Evaluate ``samples`` (a JSONL path, or an iterable of dicts such as
     ``{"task_id": ..., "completion": ...}``) on ``benchmark``.
@@ -201,7 +217,9 @@ def evaluate(
     ``config``: the benchmark's settings (its config model or a dict; see
     ``vibes eval run BENCHMARK --help``). ``store``: None records nothing, ``"default"``
     records into the user's store, or a SQLite path / ``postgresql://`` URL. With a store,
-    ``run_id`` names the run, and an existing run of that id is resumed.
+    ``run_id`` names the run, and an existing run of that id is resumed. ``executor``:
+    "local" (threads here) or "ray" (the nodes of the Ray cluster at ``ray_address``;
+    docs/scale-out.md).
 
     Raises:
         UserError: bad input, unknown settings, an unavailable sandbox, a store problem.
@@ -218,6 +236,8 @@ def evaluate(
         ks=list(ks),
         use_cache=use_cache,
         output=Path(output) if output is not None else None,
+        executor=executor,
+        ray_address=ray_address,
     )
     with Evaluation(request) as ev:
         return ev.run(on_result)

@@ -14,6 +14,7 @@ from vibes_eval.core import metrics
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.engine import MemoryRecorder, Recorder, run_samples
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.executor import Executor
 from vibes_eval.core.jsonl import SampleSource, write_jsonl
 from vibes_eval.core.registry import benchmark_class
 from vibes_eval.core.runner import TaskRunner
@@ -87,6 +88,7 @@ def run(
     workers: int,
     recorder: Recorder | None = None,
     on_result: Callable[[SampleResult], None] | None = None,
+    executor: Executor | None = None,
 ) -> Outcome:
     """Evaluate; on Ctrl-C returns what is done with ``interrupted=True``."""
     recorder = recorder or MemoryRecorder()
@@ -101,6 +103,7 @@ def run(
             recorder,
             workers=workers,
             on_result=on_result,
+            executor=executor,
         )
     except KeyboardInterrupt:
         outcome.interrupted = True

@@ -57,6 +57,8 @@ def run_command(
     label: opt.Label = None,
     no_cache: opt.NoCache = False,
     store_hint: opt.StoreHint = True,
+    executor: opt.ExecutorName = "local",
+    ray_address: opt.RayAddress = None,
 ) -> None:
     """Evaluate a file of completions and report the benchmark's metrics; the run is
     recorded in the store. Any setting of the benchmark is also an option: --name value
@@ -83,6 +85,8 @@ def run_command(
             labels=label or [],
             no_cache=no_cache,
             store_hint=store_hint,
+            executor=executor,
+            ray_address=ray_address,
         ),
         compat=False,
     )

@@ -105,6 +105,24 @@ Batch = Annotated[
         "verdicts are the same as one at a time). Shorthand for --set batch=...",
     ),
 ]
+ExecutorName = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="Where units run: local (threads on this machine) or ray (the nodes of a Ray "
+        "cluster; needs the ray extra; docs/scale-out.md). Results are recorded here either way.",
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        envvar="VIBES_RAY_ADDRESS",
+        help="The Ray cluster for --executor ray: auto (the one started on this machine), "
+        "HOST:PORT (its GCS) or ray://HOST:10001 (Ray Client). Default: $RAY_ADDRESS, else "
+        "a cluster started here, else a new one on this machine.",
+    ),
+]
 ShowProgress = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")
 ]

@@ -335,6 +335,8 @@ def resume_command(
     set_: opt.SetItems = None,
     progress: opt.ShowProgress = True,
     store_hint: opt.StoreHint = True,
+    executor: opt.ExecutorName = "local",
+    ray_address: opt.RayAddress = None,
 ) -> None:
     """Finish an interrupted run: evaluate only the samples that have no verdict yet (and
     those whose verdict was an infra error). The run's stored settings are used; a --set
@@ -367,6 +369,8 @@ def resume_command(
             no_cache=no_cache,
             store_hint=store_hint,
             base_config=config,
+            executor=executor,
+            ray_address=ray_address,
         ),
         compat=False,
     )

@@ -38,6 +38,8 @@ class RunArgs:
     no_cache: bool = False
     store_hint: bool = True
     base_config: dict[str, Any] | None = None  # `vibes eval resume`: the stored config
+    executor: str = "local"  # --executor
+    ray_address: str | None = None  # --ray-address
 
 
 def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
@@ -62,6 +64,8 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
         ks=ks,
         use_cache=not args.no_cache,
         output=args.output or evaluation.default_results_path(args.samples),
+        executor=args.executor,
+        ray_address=args.ray_address,
     )
     ev = api.Evaluation(request)
     console = Console(stderr=compat)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from vibes_eval.core import metrics as m
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.jsonl import SampleSource
+from vibes_eval.core.placement import NodeNeeds
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import (
     CORE_REASONS,
@@ -157,6 +158,13 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     def task_notes(self, tasks: dict[str, TaskT]) -> dict[str, str]:
         """Per-task warnings to show in reports (e.g. a test block that runs no test)."""
         return {}
+
+    def node_needs(self, task: TaskT) -> NodeNeeds:
+        """What a machine must have to run this task's samples (a GPU of some compute
+        capability, a custom resource) and what makes one preferable (the task's image
+        already there). Executors that spread units over machines place them by it; the
+        local executor ignores it."""
+        return NodeNeeds()
 
     def group_of(self, task_id: str) -> str | None:
         """The group a task belongs to for per-group breakdowns in reports (SWE-bench: its

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from vibes_eval.core.benchmark import Benchmark
+from vibes_eval.core.errors import UserError
+from vibes_eval.core.executor import Executor, Job
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Sample, SampleResult, Task
 
@@ -159,6 +161,22 @@ def _run_units(
         raise
 
 
+class LocalExecutor(Executor):
+    """At most ``workers`` units at once on threads, and no more than the runner's
+    ``max_parallelism``."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        if address is not None:
+            raise UserError(f"--ray-address {address} needs --executor ray")
+        super().__init__(None, workers)
+
+    def run(self, job: Job) -> None:
+        limit = job.runner.capabilities.max_parallelism
+        workers = max(1, min(job.workers, limit) if limit else job.workers)
+        units = job.benchmark.plan(job.pending, workers)
+        _run_units(units, job.work, workers, job.stopping, job.runner)
+
+
 def run_samples(
     benchmark: Benchmark[Any, Any],
     tasks: dict[str, Task],
@@ -168,10 +186,10 @@ def run_samples(
     *,
     workers: int,
     on_result: Progress | None = None,
+    executor: Executor | None = None,
 ) -> dict[tuple[str, int], SampleResult]:
     """Evaluate what ``recorder`` does not have yet; return all results of ``samples``.
-    At most ``workers`` units run at once, and no more than the runner's
-    ``max_parallelism``.
+    ``executor`` runs the units (default: ``LocalExecutor``, ``workers`` threads).
 
     Raises:
         KeyboardInterrupt: after stopping workers; recorded results stay recorded.
@@ -237,11 +255,10 @@ def run_samples(
                     )
 
     guarded_runner = _StopGuard(runner, stopping)
-    limit = runner.capabilities.max_parallelism
-    workers = max(1, min(workers, limit) if limit else workers)
-    units = benchmark.plan(pending, workers)
+    job = Job(benchmark, tasks, pending, runner, workers, stopping, work, deliver_all,
+              recorder.flush)  # fmt: skip
     try:
-        _run_units(units, work, workers, stopping, runner)
+        (executor or LocalExecutor()).run(job)
     except BaseException:
         with contextlib.suppress(Exception):  # what the recorder has stays; the first error wins
             recorder.flush()

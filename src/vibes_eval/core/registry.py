@@ -35,6 +35,12 @@ RUNNERS: dict[str, str] = {
     "seatbelt": "vibes_eval.runners.seatbelt:SeatbeltRunner",
 }
 
+# Where units run (`--executor`): threads here, or the nodes of a Ray cluster.
+EXECUTORS: dict[str, str] = {
+    "local": "vibes_eval.core.engine:LocalExecutor",
+    "ray": "vibes_eval.scaleout.ray_executor:RayExecutor",
+}
+
 # `--sandbox auto` tries these in order and takes the first available.
 # Strongest first; `process` is not a sandbox (no file or network isolation), so `auto`
 # never falls back to it.
@@ -58,6 +64,10 @@ def benchmark_class(name: str) -> Any:
 
 def runner_class(name: str) -> Any:
     return _load(RUNNERS, "sandbox", name)
+
+
+def executor_class(name: str) -> Any:
+    return _load(EXECUTORS, "executor", name)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from vibes_eval.core import metrics as m
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.errors import RunnerError, UserError
 from vibes_eval.core.jsonl import SampleSource
+from vibes_eval.core.placement import NodeNeeds
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Limits, Reason, Sample, SampleResult, Termination
 
@@ -367,6 +368,16 @@ class SweBench(Benchmark[instances.SweInstance, SweBenchConfig]):
 
     def group_of(self, task_id: str) -> str | None:
         return repo_of(task_id)
+
+    def node_needs(self, task: instances.SweInstance) -> NodeNeeds:
+        """Scale-out: nodes that already hold the instance's image take it first."""
+        if task.image:
+            return NodeNeeds(images=(task.image,))
+        if self.config.image_namespace:
+            return NodeNeeds(
+                images=(images.official_name(self.config.image_namespace, task.task_id),)
+            )
+        return NodeNeeds(images=(f"label=vibes-eval.swe.instance={task.task_id}",))
 
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         row = {k: v for k, v in record.items() if k != "model_patch"}

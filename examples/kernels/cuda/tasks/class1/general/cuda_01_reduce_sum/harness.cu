@@ -12,7 +12,9 @@ int main() {
     kh::Outputs out(1);
     std::vector<float> hx;
     auto fill = [&](uint64_t seed) {
-      kh::fill_uniform(x.p, n, seed, 0.f, 1.f);
+      // Zero-mean values: the sum stays small, so leaving out elements (a cheap way to
+      // look fast) moves it far past the tolerance; all-positive inputs hid one drop.
+      kh::fill_uniform(x.p, n, seed, -1.f, 1.f);
       x2.copy_from(x);
       out.poison_all();
     };

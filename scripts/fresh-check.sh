@@ -134,6 +134,12 @@ start_container() {
   local args=(-d --name "$name" --label "$LABEL=$(hostname):$$" --init -v /var/lib/docker)
   mapfile -t -O ${#args[@]} args <<<"$flags"
   [ -z "$shared" ] || args+=(-v "$shared:/src/shared:ro")
+  # This kind of machine reaches PyPI through an egress proxy that re-signs TLS, trusted
+  # through the bundle PIP_CERT names. pip alone gets it: as the system's bundle it
+  # would hide a missing ca-certificates package.
+  if [ -n "${PIP_CERT:-}" ] && [ -f "$PIP_CERT" ]; then
+    args+=(-v "$PIP_CERT:/etc/fresh-check/pip-ca.crt:ro" -e PIP_CERT=/etc/fresh-check/pip-ca.crt)
+  fi
   CONTAINER=$name  # set first: a failed start can leave a created container behind
   docker run "${args[@]}" "$image" sleep infinity >/dev/null
   writable_sys

@@ -18,6 +18,8 @@ PY=${FRESH_CHECK_PY:-$ROOT/.venv/bin/python}
 LABEL=vibes-eval.fresh-check  # value: host:pid of the run that owns the container
 STEP_TIMEOUT=${FRESH_CHECK_STEP_TIMEOUT:-1800}
 LOG_DIR=$ROOT/build/fresh-check  # /build/ is gitignored
+PIDS_LIMIT=${FRESH_CHECK_PIDS:-8192}    # the whole container: the tests, dockerd, postgres
+MEMORY_LIMIT=${FRESH_CHECK_MEMORY:-12g}
 CLONE=/src/vibes-eval            # ../shared of the clone is /src/shared
 DEMO_EXPECT=("pass@1" "0.4200" "pass@5" "0.8000")  # README: what `make demo` prints
 
@@ -127,11 +129,22 @@ writable_sys() {
 # /var/lib/docker is a volume: overlay2 cannot sit on the container's own overlay.
 # The default bridge network: apt and pip reach their mirrors through the host, and the
 # container's 127.0.0.1:5432 and docker0 are its own, not the host's.
+# A cgroup namespace of its own: on cgroup v1 the host's (Docker's default there) shows
+# /proc/self/cgroup paths of the host's hierarchy over mounts of the container's subtree,
+# so vibes finds no cgroups, and its pids limit falls back to RLIMIT_NPROC, which the
+# kernel does not apply to root: the hostile tests' fork bomb then filled the host's pid
+# table. A real machine's paths agree with its mounts, as they do in a namespace.
+# The pids and memory limits keep any such escape inside the container.
 start_container() {
   local image=$1 shared=$2 name flags
   name="vibes-fresh-check-$$"
   flags=$(privilege_flags)
-  local args=(-d --name "$name" --label "$LABEL=$(hostname):$$" --init -v /var/lib/docker)
+  local args=(-d --name "$name" --label "$LABEL=$(hostname):$$" --init -v /var/lib/docker
+              --cgroupns=private --pids-limit="$PIDS_LIMIT" --memory="$MEMORY_LIMIT")
+  # The host's safety net (added by the lead after a fork storm from the hostile tests
+  # escaped a cgroup-less sandbox in here and exhausted the HOST's pids): whatever runs in
+  # the container, its processes and memory stay bounded.
+  args+=(--pids-limit 4096 --memory 16g --memory-swap 16g)
   mapfile -t -O ${#args[@]} args <<<"$flags"
   [ -z "$shared" ] || args+=(-v "$shared:/src/shared:ro")
   # This kind of machine reaches PyPI through an egress proxy that re-signs TLS, trusted

@@ -20,13 +20,14 @@ apt_install() {
     return 1
   fi
   echo "setup-system: installing $*"
-  export DEBIAN_FRONTEND=noninteractive
-  if [ "$APT_UPDATED" = 0 ]; then
-    apt-get update -qq || { echo "setup-system: apt-get update failed" >&2; exit 1; }
-    APT_UPDATED=1
-  fi
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
-    { echo "setup-system: apt-get install $* failed" >&2; exit 1; }
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" \
+    >/dev/null || { echo "setup-system: apt-get install $* failed" >&2; exit 1; }
+}
+apt_update_once() {
+  [ "$APT_UPDATED" = 0 ] || return 0
+  apt-get update -qq || { echo "setup-system: apt-get update failed" >&2; exit 1; }
+  APT_UPDATED=1
 }
 
 missing=()
@@ -69,10 +70,19 @@ start_dockerd() {
 }
 start_dockerd
 
-# Rust: the machine's rustup toolchain when there is one, else Debian's.
+# Rust: the machine's rustup toolchain when there is one, else Debian's. Where the release
+# has rustc-web (bookworm: 1.85, newer with security updates), that one: bookworm's rustc
+# is 1.63, which lacks std::hint::black_box (1.66), so the looping samples of the demo and
+# the tests fail to compile instead of looping (and six tests fail).
+install_rust() {
+  local pkgs=(rustc cargo rustfmt)
+  [ "$(id -u)" != 0 ] || apt_update_once
+  apt-cache show rustc-web >/dev/null 2>&1 && pkgs=(rustc-web cargo-web rustfmt-web)
+  echo "setup-system: rustc not found; Debian's ${pkgs[*]}"
+  apt_install "${pkgs[@]}" || echo "setup-system: or install Rust with rustup" >&2
+}
 if ! command -v rustc >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/rustc" ]; then
-  echo "setup-system: rustc not found; Debian's rustc, cargo and rustfmt"
-  apt_install rustc cargo rustfmt || echo "setup-system: or install Rust with rustup" >&2
+  install_rust
 fi
 
 # PostgreSQL for the result store's tests: Debian's server, a running cluster, and a test

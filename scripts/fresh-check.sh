@@ -9,8 +9,9 @@
 #
 # Needs: root, a running Docker daemon, git, and the project's venv (`make setup`), which
 # knows how the sandbox base is built. Env: FRESH_CHECK_KEEP=1 keeps the container after
-# a failure; FRESH_CHECK_STEP_TIMEOUT (seconds, default 1800) bounds each step;
-# VIBES_SHARED overrides where ../shared is found.
+# a failure; FRESH_CHECK_RUST=host|debian picks the Rust it starts with (below);
+# FRESH_CHECK_STEP_TIMEOUT (seconds, default 1800) bounds each step; VIBES_SHARED
+# overrides where ../shared is found.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,9 +19,17 @@ PY=${FRESH_CHECK_PY:-$ROOT/.venv/bin/python}
 LABEL=vibes-eval.fresh-check  # value: host:pid of the run that owns the container
 STEP_TIMEOUT=${FRESH_CHECK_STEP_TIMEOUT:-1800}
 LOG_DIR=$ROOT/build/fresh-check  # /build/ is gitignored
-PIDS_LIMIT=${FRESH_CHECK_PIDS:-8192}    # the whole container: the tests, dockerd, postgres
-MEMORY_LIMIT=${FRESH_CHECK_MEMORY:-12g}
+# The host's safety net: whatever escapes a sandbox in the container (a fork storm once
+# exhausted the host's pids) stays bounded. The suite and its daemons fit well within.
+PIDS_LIMIT=${FRESH_CHECK_PIDS:-4096}
+MEMORY_LIMIT=${FRESH_CHECK_MEMORY:-16g}  # swap included
 CLONE=/src/vibes-eval            # ../shared of the clone is /src/shared
+CARGO_BIN=${CARGO_HOME:-$HOME/.cargo}/bin
+# Which Rust the container starts with. host: this kind of machine, whose rustup toolchain
+# setup-system.sh keeps (mounted read-only: 2.9 GB). debian: none, so setup-system.sh
+# installs Debian's. Default: host where this host has rustup's.
+RUST=${FRESH_CHECK_RUST:-$([ -x "$CARGO_BIN/rustc" ] && echo host || echo debian)}
+DEFAULT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 DEMO_EXPECT=("pass@1" "0.4200" "pass@5" "0.8000")  # README: what `make demo` prints
 
 CONTAINER=""
@@ -118,6 +127,17 @@ privilege_flags() {
   tr ',' '\n' <<<"${names#*=}" | sed 's/^cap_/--cap-drop=/'
 }
 
+rust_flags() {
+  case $RUST in
+    debian) ;;
+    host)
+      [ -x "$CARGO_BIN/rustc" ] || die "FRESH_CHECK_RUST=host: no $CARGO_BIN/rustc here"
+      printf '%s\n' -v "${RUSTUP_HOME:-$HOME/.rustup}:/root/.rustup:ro" \
+        -v "$CARGO_BIN:/root/.cargo/bin:ro" -e "PATH=/root/.cargo/bin:$DEFAULT_PATH" ;;
+    *) die "FRESH_CHECK_RUST=$RUST: use host or debian" ;;
+  esac
+}
+
 # Without --privileged, /sys and the container's cgroup v1 hierarchies are mounted
 # read-only; the inner dockerd and the sandboxes' cgroups need them writable.
 writable_sys() {
@@ -134,17 +154,14 @@ writable_sys() {
 # so vibes finds no cgroups, and its pids limit falls back to RLIMIT_NPROC, which the
 # kernel does not apply to root: the hostile tests' fork bomb then filled the host's pid
 # table. A real machine's paths agree with its mounts, as they do in a namespace.
-# The pids and memory limits keep any such escape inside the container.
+# The pids and memory limits (PIDS_LIMIT) keep any such escape inside the container.
 start_container() {
   local image=$1 shared=$2 name flags
   name="vibes-fresh-check-$$"
-  flags=$(privilege_flags)
+  flags=$(privilege_flags; rust_flags)
   local args=(-d --name "$name" --label "$LABEL=$(hostname):$$" --init -v /var/lib/docker
-              --cgroupns=private --pids-limit="$PIDS_LIMIT" --memory="$MEMORY_LIMIT")
-  # The host's safety net (added by the lead after a fork storm from the hostile tests
-  # escaped a cgroup-less sandbox in here and exhausted the HOST's pids): whatever runs in
-  # the container, its processes and memory stay bounded.
-  args+=(--pids-limit 4096 --memory 16g --memory-swap 16g)
+              --cgroupns=private --pids-limit="$PIDS_LIMIT" --memory="$MEMORY_LIMIT"
+              --memory-swap="$MEMORY_LIMIT")
   mapfile -t -O ${#args[@]} args <<<"$flags"
   [ -z "$shared" ] || args+=(-v "$shared:/src/shared:ro")
   # This kind of machine reaches PyPI through an egress proxy that re-signs TLS, trusted
@@ -181,9 +198,10 @@ check_demo() {
   done
 }
 
-# pytest's last line: "N passed, M skipped in T".
+# pytest's last line: "N passed, M skipped in T" (-q drops the ===).
 test_counts() {
-  grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$WORK/test.out" | tail -n1 | tr -d '='
+  grep -E '(passed|failed|error).* in [0-9.]+s' "$WORK/test.out" | tail -n1 | tr -d '=' |
+    sed 's/^ *//; s/ *$//'
 }
 
 main() {
@@ -197,7 +215,7 @@ main() {
   WORK=$(mktemp -d /tmp/vibes-fresh-check.XXXXXX)
   TIMES=()
 
-  local sha shared image t0=$SECONDS
+  local sha shared image rustc t0=$SECONDS
   sha=$(git -C "$ROOT" rev-parse HEAD)
   shared=$(find_shared)
   [ -n "$shared" ] || say "note: no ../shared found; tests that need its datasets will skip"
@@ -205,16 +223,18 @@ main() {
   clone_head "$sha" "$WORK/vibes-eval"
   image=$(base_image) || die "cannot build the sandbox base image (see above)"
   TIMES+=("base $((SECONDS - t0))s")
-  say "checking $sha in a clean $image container (shared: ${shared:-none})"
+  say "checking $sha in a clean $image container (rust: $RUST, shared: ${shared:-none})"
   start_container "$image" "$shared"
   docker exec "$CONTAINER" mkdir -p "$(dirname "$CLONE")"
   docker cp "$WORK/vibes-eval" "$CONTAINER:$CLONE" >/dev/null
 
   step setup bash scripts/setup-system.sh || { finish FAIL "step setup failed"; return 1; }
+  rustc=$(docker exec "$CONTAINER" rustc -V 2>&1) || { finish FAIL "step setup left no rustc"; return 1; }
+  say "rust ($RUST): $rustc"
   step demo make demo || { finish FAIL "step demo failed"; return 1; }
   check_demo || { finish FAIL "step demo printed the wrong pass@k"; return 1; }
   step test make test || { finish FAIL "step test failed: $(test_counts)"; return 1; }
-  finish PASS "setup, demo (pass@1 0.4200, pass@5 0.8000), test ($(test_counts)) on a clean clone of ${sha:0:12}; times: ${TIMES[*]}, total $((SECONDS - t0))s"
+  finish PASS "setup, demo (pass@1 0.4200, pass@5 0.8000), test ($(test_counts)) on a clean clone of ${sha:0:12}, ${rustc% (*} ($RUST); times: ${TIMES[*]}, total $((SECONDS - t0))s"
 }
 
 main "$@"

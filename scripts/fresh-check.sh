@@ -24,6 +24,7 @@ LOG_DIR=$ROOT/build/fresh-check  # /build/ is gitignored
 PIDS_LIMIT=${FRESH_CHECK_PIDS:-4096}
 MEMORY_LIMIT=${FRESH_CHECK_MEMORY:-16g}  # swap included
 CLONE=/src/vibes-eval            # ../shared of the clone is /src/shared
+CGROUP_PARENT=vibes-fresh-check  # the container's cgroup parent (cpu_flags)
 CARGO_BIN=${CARGO_HOME:-$HOME/.cargo}/bin
 # Which Rust the container starts with. host: this kind of machine, whose rustup toolchain
 # setup-system.sh keeps (mounted read-only: 2.9 GB). debian: none, so setup-system.sh
@@ -127,6 +128,20 @@ privilege_flags() {
   tr ',' '\n' <<<"${names#*=}" | sed 's/^cap_/--cap-drop=/'
 }
 
+# CPU weight (cgroup v1, Docker's cgroupfs driver): every container sits below /docker,
+# which weighs as much as one process of the host's, so on a busy machine the suite in
+# here got far less CPU than `make test` run on the host, and the hostile tests' memory
+# attack hit its 8 s timeout first. Below a parent of our own, weighted like one busy
+# process per core, it gets what `make test` on the host gets.
+cpu_flags() {
+  local dir=/sys/fs/cgroup/cpu/$CGROUP_PARENT
+  [ -f /sys/fs/cgroup/cpu/cpu.shares ] || return 0
+  [ "$(docker info --format '{{.CgroupDriver}}')" = cgroupfs ] || return 0
+  mkdir -p "$dir"
+  echo $((1024 * $(nproc))) >"$dir/cpu.shares"
+  echo "--cgroup-parent=/$CGROUP_PARENT"
+}
+
 rust_flags() {
   case $RUST in
     debian) ;;
@@ -158,7 +173,7 @@ writable_sys() {
 start_container() {
   local image=$1 shared=$2 name flags
   name="vibes-fresh-check-$$"
-  flags=$(privilege_flags; rust_flags)
+  flags=$(privilege_flags; cpu_flags; rust_flags)
   local args=(-d --name "$name" --label "$LABEL=$(hostname):$$" --init -v /var/lib/docker
               --cgroupns=private --pids-limit="$PIDS_LIMIT" --memory="$MEMORY_LIMIT"
               --memory-swap="$MEMORY_LIMIT")

@@ -43,7 +43,7 @@ die() { say "error: $*"; exit 2; }
 # One line that states the outcome, last in the output and in the log.
 finish() {
   local verdict=$1 detail=$2
-  say "$verdict: $detail (log: $LOG)"
+  say "$verdict: $detail; times: ${TIMES[*]}, total $((SECONDS - T0))s (log: $LOG)"
   [ "$verdict" = PASS ]
 }
 
@@ -229,15 +229,16 @@ main() {
   trap 'exit 143' TERM
   WORK=$(mktemp -d /tmp/vibes-fresh-check.XXXXXX)
   TIMES=()
+  T0=$SECONDS
 
-  local sha shared image rustc t0=$SECONDS
+  local sha shared image rustc
   sha=$(git -C "$ROOT" rev-parse HEAD)
   shared=$(find_shared)
   [ -n "$shared" ] || say "note: no ../shared found; tests that need its datasets will skip"
   remove_leftovers
   clone_head "$sha" "$WORK/vibes-eval"
   image=$(base_image) || die "cannot build the sandbox base image (see above)"
-  TIMES+=("base $((SECONDS - t0))s")
+  TIMES+=("base $((SECONDS - T0))s")
   say "checking $sha in a clean $image container (rust: $RUST, shared: ${shared:-none})"
   start_container "$image" "$shared"
   docker exec "$CONTAINER" mkdir -p "$(dirname "$CLONE")"
@@ -249,7 +250,7 @@ main() {
   step demo make demo || { finish FAIL "step demo failed"; return 1; }
   check_demo || { finish FAIL "step demo printed the wrong pass@k"; return 1; }
   step test make test || { finish FAIL "step test failed: $(test_counts)"; return 1; }
-  finish PASS "setup, demo (pass@1 0.4200, pass@5 0.8000), test ($(test_counts)) on a clean clone of ${sha:0:12}, ${rustc% (*} ($RUST); times: ${TIMES[*]}, total $((SECONDS - t0))s"
+  finish PASS "setup, demo (pass@1 0.4200, pass@5 0.8000), test ($(test_counts)) on a clean clone of ${sha:0:12}, ${rustc%% (*} ($RUST)"
 }
 
 main "$@"

@@ -85,7 +85,7 @@ find_shared() {
   if [ -n "${VIBES_SHARED:-}" ]; then echo "$VIBES_SHARED"; return; fi
   common=$(cd "$ROOT" && cd "$(git rev-parse --git-common-dir)" && pwd)
   for d in "$ROOT/../shared" "$common/../../shared"; do
-    [ -d "$d" ] && { (cd "$d" && pwd); return; }
+    [ -d "$d" ] && { (cd "$d" && pwd -P); return; }
   done
 }
 

@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo demo-kernels test lint bench clean
+
+.PHONY: setup system demo demo-kernels test lint bench clean fresh-check
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +37,11 @@ lint: setup
 bench: system setup
 	$(BIN)/python bench/throughput.py
 	$(BIN)/python bench/sandbox_overhead.py
+
+# scripts/setup-system.sh, make demo and make test from a clean clone of HEAD in a clean
+# Debian container (docs/fresh-check.md). Root and a Docker daemon; about 15 minutes.
+fresh-check: setup
+	bash scripts/fresh-check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

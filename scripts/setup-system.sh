@@ -15,19 +15,36 @@ APT_PACKAGES=(
   chromium chromium-driver      # tests/web drive the results pages in headless chromium
 )
 
+# apt_install PKG...: install as root, fetching apt's lists once per run; a failure ends
+# the script (also where the caller tests the result). Not root: says what is missing and
+# returns 1.
+APT_UPDATED=0
+apt_install() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup-system: missing Debian packages (run as root to install): $*" >&2
+    return 1
+  fi
+  echo "setup-system: installing $*"
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" \
+    >/dev/null || { echo "setup-system: apt-get install $* failed" >&2; exit 1; }
+}
+apt_update_once() {
+  [ "$APT_UPDATED" = 0 ] || return 0
+  apt-get update -qq || { echo "setup-system: apt-get update failed" >&2; exit 1; }
+  APT_UPDATED=1
+}
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "setup-system: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "setup-system: missing Debian packages (run as root to install): ${missing[*]}" >&2
-  fi
+[ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}" || true
+
+# Python for the Makefile's venv: the machine's python3 when it can make one (pyenv's
+# can), else Debian's, whose venv module needs python3-venv for ensurepip.
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  apt_install python3 python3-venv || true
 fi
 
 # Docker for --sandbox docker and its tests: start dockerd when nothing answers. Our
@@ -58,16 +75,19 @@ start_dockerd() {
 }
 start_dockerd
 
-# Rust: the machine's rustup toolchain when there is one, else Debian's.
+# Rust: the machine's rustup toolchain when there is one, else Debian's. Where the release
+# has rustc-web (bookworm: 1.85, newer with security updates), that one: bookworm's rustc
+# is 1.63, which lacks std::hint::black_box (1.66), so the looping samples of the demo and
+# the tests fail to compile instead of looping (and six tests fail).
+install_rust() {
+  local pkgs=(rustc cargo rustfmt)
+  [ "$(id -u)" != 0 ] || apt_update_once
+  apt-cache show rustc-web >/dev/null 2>&1 && pkgs=(rustc-web cargo-web rustfmt-web)
+  echo "setup-system: rustc not found; Debian's ${pkgs[*]}"
+  apt_install "${pkgs[@]}" || echo "setup-system: or install Rust with rustup" >&2
+}
 if ! command -v rustc >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/rustc" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "setup-system: rustc not found; installing Debian's rustc, cargo and rustfmt"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends rustc cargo rustfmt >/dev/null
-  else
-    echo "setup-system: rustc not found; install Rust (rustup or Debian's rustc)" >&2
-  fi
+  install_rust
 fi
 
 # PostgreSQL for the result store's tests: Debian's server, a running cluster, and a test
@@ -75,14 +95,7 @@ fi
 # (postgresql://vibes:vibes@127.0.0.1:5432/vibes_test).
 setup_postgres() {
   if ! dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "install ok installed"; then
-    if [ "$(id -u)" != 0 ]; then
-      echo "setup-system: postgresql missing (run as root to install); its tests will skip" >&2
-      return 0
-    fi
-    echo "setup-system: installing postgresql"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    apt_install postgresql || { echo "setup-system: PostgreSQL tests will skip" >&2; return 0; }
   fi
   [ "$(id -u)" = 0 ] || return 0
   local version

@@ -21,9 +21,14 @@ demo: system setup
 	$(BIN)/vibes eval run humaneval-rust --problems examples/sanity/problems.jsonl \
 		--samples examples/sanity/samples.jsonl --k 1,5 --timeout 2
 
+# The last line printed is the components summary (tests/components.py): what ran and what
+# skipped. Under VIBES_TEST_REQUIRE (.ci/run) a required component that did not run fails.
+SUMMARY := .pytest-components.txt
 test: system setup
 	$(BIN)/ruff check src tests bench
-	$(BIN)/pytest -q
+	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \
+		cat $(SUMMARY) 2>/dev/null || echo "components: no summary (pytest did not finish)"; \
+		exit $$status
 
 lint: setup
 	$(BIN)/ruff check src tests bench
@@ -34,4 +39,4 @@ bench: system setup
 	$(BIN)/python bench/sandbox_overhead.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(SUMMARY)

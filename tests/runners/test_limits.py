@@ -7,7 +7,9 @@ this module again as an unprivileged user, so both sets are exercised."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import threading
 import time
 from pathlib import Path
@@ -85,7 +87,29 @@ def test_setsid_grandchild_does_not_survive(
     assert res.termination is expected, res
     assert res.stdout == "started\n"
     assert sandbox.read_file(session, "up") == b"up\n"
-    assert live_processes(mark) == []
+    left = live_processes(mark)
+    if sandbox.name == "landlock" and not sandbox.capabilities.enforces_pids:
+        for line in left:  # ours: the test started it
+            os.kill(int(line.split()[0]), signal.SIGKILL)
+        assert left, "a setsid grandchild outlives Landlock without a cgroup: the test is stale"
+        pytest.xfail("Landlock without a per-job cgroup cannot reach a setsid grandchild "
+                     "(no pid namespace); `auto` takes bwrap first there")  # fmt: skip
+    assert left == []
+
+
+def test_capabilities_say_how_limits_hold(sandbox: TaskRunner) -> None:
+    """As root: a cgroup per job (pids counted per job) and a tmpfs quota. Unprivileged:
+    the fallbacks, and the runner says so (what reports and ``auto`` read)."""
+    caps = sandbox.capabilities
+    root = os.geteuid() == 0
+    assert ("checked after each command" in caps.notes) is not root, caps.notes
+    if sandbox.name == "docker":
+        assert caps.enforces_pids  # the container's own pids limit
+    elif root and os.access("/sys/fs/cgroup/cgroup.procs", os.W_OK):
+        assert caps.enforces_pids and "RLIMIT" not in caps.notes, caps.notes
+    elif os.environ.get("VIBES_TEST_UNPRIVILEGED"):  # test_unprivileged.py: no delegation
+        assert not caps.enforces_pids, caps
+        assert "RLIMIT_AS" in caps.notes and "RLIMIT_NPROC" in caps.notes, caps.notes
 
 
 def test_memory_limit(sandbox: TaskRunner, session: Session) -> None:
@@ -112,8 +136,10 @@ def test_pids_limit(sandbox: TaskRunner, session: Session) -> None:
         assert 1 <= int(res.stdout) < 16, res.stdout
     else:
         assert "RLIMIT_NPROC" in sandbox.capabilities.notes
+        # fork failed (exit 3) after a bounded number: the limit counts every process of
+        # the user, so what a neighbour (or the last storm, still dying) holds counts too
         assert res.termination is Termination.EXITED and res.exit_code == 3, res
-        assert 1 <= int(res.stdout) <= 16 + 512, res.stdout  # bounded: margin + user's own
+        assert 0 <= int(res.stdout) <= 16 + 512, res.stdout
 
 
 def test_disk_quota(sandbox: TaskRunner, session: Session) -> None:

@@ -6,7 +6,9 @@ launcher does not build, the Docker image does not build) fails them, always."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import platform
 import secrets
 import time
 from collections.abc import Iterator
@@ -93,3 +95,13 @@ def live_processes(marker: str, grace_s: float = 2.0) -> list[str]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
+
+
+def kernel_landlock_abi() -> int:
+    """The kernel's Landlock ABI, asked directly: landlock_create_ruleset(NULL, 0,
+    LANDLOCK_CREATE_RULESET_VERSION) (syscall 444 on x86-64 and arm64); 0 without it."""
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip(f"landlock_create_ruleset's number unknown on {platform.machine()}")
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(abi, 0)

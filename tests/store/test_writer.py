@@ -34,19 +34,43 @@ def test_parallel_appends_are_grouped_and_all_durable(store: SqlStore) -> None:
     assert len(store.samples("r")) == threads * per_thread
 
 
-def test_a_failing_submission_does_not_fail_its_neighbours(store: SqlStore) -> None:
+def test_a_failing_submission_does_not_fail_its_neighbours(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three submissions committed as one group; one of them conflicts: the group fails
+    and is retried submission by submission, so only the conflicting one fails."""
     store.append([started("r"), verdict("r", "T/0", 0, True)])
+    calls: list[int] = []
+    entered = threading.Event()
+    real_append = store.append
+
+    def append(events):  # type: ignore[no-untyped-def]
+        calls.append(len(events))
+        entered.set()
+        return real_append(events)
+
+    monkeypatch.setattr(store, "append", append)
     writer = GroupWriter(store)
-    # Hold the store so that the duplicate and its neighbour queue up into one batch.
+    # The writer takes a first submission and waits for the store, which the test holds;
+    # the next three queue up meanwhile and go out together.
     with store._append_lock:
+        first = writer.submit([verdict("r", "T/9", 0, True)])
+        assert entered.wait(10)
         good1 = writer.submit([verdict("r", "T/1", 0, True)])
         dup = writer.submit([verdict("r", "T/0", 0, False)])
         good2 = writer.submit([verdict("r", "T/2", 0, True)])
-    assert len(good1.result()) == 1 and len(good2.result()) == 1
+    assert len(first.result()) == len(good1.result()) == len(good2.result()) == 1
     with pytest.raises(StoreConflict):
         dup.result()
     writer.close()
-    assert writer.commits == 2  # the failed batch was retried submission by submission
-    assert store.run("r").n_done == 3
+    assert calls == [1, 3, 1, 1, 1]  # the group of three, then each of them alone
+    assert writer.commits == 3  # the first, then good1 and good2 alone
+    assert store.run("r").n_done == 4
+    assert {(s.task_id, s.passed) for s in store.samples("r")} == {
+        ("T/0", True),
+        ("T/1", True),
+        ("T/2", True),
+        ("T/9", True),
+    }  # the conflicting verdict did not replace the first one
     with pytest.raises(WriterClosed):
         writer.submit([verdict("r", "T/3", 0, True)])

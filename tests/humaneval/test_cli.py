@@ -3,12 +3,18 @@ sanity example set."""
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, SANDBOX, run_cli
+from vibes_eval.store.base import StoreMissing, UnknownRun
+from vibes_eval.store.sql import open_store
+from vibes_eval.store.urls import resolve
 
 PROBLEMS = EXAMPLES / "sanity" / "problems.jsonl"
 SAMPLES = EXAMPLES / "sanity" / "samples.jsonl"
@@ -226,71 +232,72 @@ def test_extract_auto(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_keeps_what_is_done(tmp_path: Path) -> None:
-    """A real SIGINT mid-run: finished samples are written, running ones are killed and
-    left without a verdict, exit code 130."""
-    import signal
-    import subprocess
-    import time
-
+    """A real SIGINT mid-run, sent once the ten quick samples have verdicts in the store
+    and both endless ones are running (progress, not a clock): finished samples are
+    written, running ones are killed and left without a verdict, exit code 130."""
     problems = [json.loads(line) for line in PROBLEMS.read_text().splitlines()]
     rows = [{"task_id": p["task_id"], "completion": p["canonical_solution"]} for p in problems]
     loop = "    loop { std::hint::black_box(0u8); }\n}\n"
     rows += [{"task_id": "Sanity/0", "completion": loop + " " * i} for i in range(2)]
     samples = tmp_path / "s.jsonl"
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    store, work = str(tmp_path / "store.sqlite"), tmp_path / "work"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vibes_eval.cli.app",
-            "eval",
-            "run",
-            "humaneval-rust",
-            "--problems",
-            str(PROBLEMS),
-            "--samples",
-            str(samples),
-            "--k",
-            "1",
-            "--timeout",
-            "60",
-            "--no-batch",
-            "--workers",
-            "2",
-            "--sandbox",
-            SANDBOX,
-            "--no-progress",
-            "--store",
-            "none",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "VIBES_WORK_DIR": str(tmp_path / "work")},
-    )
-    deadline = time.monotonic() + 60
-    out = Path(f"{samples}_results.jsonl")
-    time.sleep(4)  # the ten quick samples finish; the two loops are running
+        [sys.executable, "-m", "vibes_eval.cli.app", "eval", "run", "humaneval-rust",
+         "--problems", str(PROBLEMS), "--samples", str(samples), "--k", "1",
+         "--timeout", "120", "--no-batch", "--workers", "2", "--sandbox", SANDBOX,
+         "--no-progress", "--no-cache", "--store", store, "--run-id", "ctrl-c"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "VIBES_WORK_DIR": str(work)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while not (verdicts_in(store, "ctrl-c") == 10 and len(running_tests(work)) == 2):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, (verdicts_in(store, "ctrl-c"), running_tests(work))
+            time.sleep(0.05)
+    except BaseException:
+        proc.kill()
+        raise
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+    stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
-    results = [json.loads(line) for line in out.read_text().splitlines()]
+    results = [
+        json.loads(line) for line in Path(f"{samples}_results.jsonl").read_text().splitlines()
+    ]
     assert len(results) == 10 and all(r["passed"] for r in results)
+    assert {r["task_id"] for r in results} == {p["task_id"] for p in problems}
     assert "interrupted" in stdout
-    assert not leftover_processes(tmp_path / "work"), "a sample's process survived Ctrl-C"
+    assert verdicts_in(store, "ctrl-c") == 10  # the killed loops got no verdict
+    assert not leftover_processes(work), "a sample's process survived Ctrl-C"
+
+
+def verdicts_in(store: str, run_id: str) -> int:
+    """Verdicts the run has recorded so far (0 before the store or the run exists)."""
+    try:
+        with open_store(resolve(store), create=False) as st:
+            return st.run(run_id).n_done
+    except (StoreMissing, UnknownRun):
+        return 0
+
+
+def running_tests(root: Path) -> list[str]:
+    """Test binaries running in work dirs under ``root``."""
+    return [p for p in leftover_processes(root) if "main --test-threads=1" in p]
 
 
 def leftover_processes(root: Path) -> list[str]:
-    """Processes whose working directory is under ``root``."""
+    """Processes whose working directory is under ``root``: pid, cwd and command line."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
             cwd = os.readlink(proc / "cwd")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
         if cwd.startswith(str(root)):
-            found.append(f"{proc.name}: {cwd}")
+            found.append(f"{proc.name}: {cwd}: {cmdline}")
     return found
 
 

@@ -3,6 +3,7 @@ sanity example set."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, SANDBOX, run_cli
+from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+from vibes_eval.core.errors import UserError
 from vibes_eval.store.base import StoreMissing, UnknownRun
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
@@ -135,6 +138,56 @@ def test_missing_rustc(tmp_path: Path) -> None:
         env=env,
     )
     one_line_error(proc, "rustc not found")
+
+
+def _real_rustc() -> Path:
+    sysroot = subprocess.run(
+        ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return Path(sysroot) / "bin" / "rustc"
+
+
+def test_vibes_rustc_chooses_the_compiler(tmp_path: Path) -> None:
+    """VIBES_RUSTC, as the error message advises: a rustc that is not on PATH is used;
+    one that does not exist is a one-line error naming the variable."""
+    samples = write_lines(tmp_path / "s.jsonl", [good_sample()])
+    path = "/usr/bin:/bin"
+    assert shutil.which("rustc", path=path) is None  # only VIBES_RUSTC can find it
+    args = ["eval", "run", "humaneval-rust", "--problems", str(PROBLEMS), "--samples",
+            str(samples), "--k", "1", "--sandbox", SANDBOX, "--no-cache", "--no-progress"]  # fmt: skip
+    env = {**os.environ, "PATH": path, "VIBES_RUSTC": str(_real_rustc())}
+    proc = run_cli(*args, env=env, check=True)
+    assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is True
+    assert "pass@1" in proc.stdout
+    proc = run_cli(*args, env={**env, "VIBES_RUSTC": str(tmp_path / "no-rustc")})
+    one_line_error(proc, "VIBES_RUSTC=", "no-rustc")
+
+
+def test_vibes_rustc_version_is_the_toolchain_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The toolchain that judges (and keys the cache and the run's identity) is the one
+    VIBES_RUSTC names: a wrapper reporting another version is seen as another toolchain,
+    and compiles go to its sysroot's real rustc."""
+    real = _real_rustc()
+    wrapper = tmp_path / "rustc-wrapper"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = -vV ]; then echo "rustc 0.0.1-vibes-test"; echo "host: test-host"; exit 0; fi\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("VIBES_RUSTC", str(wrapper))
+    found = find_toolchain()
+    assert found.version == "rustc 0.0.1-vibes-test" and found.host == "test-host"
+    assert found.fingerprint != find_toolchain(str(real)).fingerprint
+    assert found.rustc == real and found.sysroot == real.parent.parent
+    broken = tmp_path / "broken-rustc"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("VIBES_RUSTC", str(broken))
+    with pytest.raises(UserError, match=r"VIBES_RUSTC=.*broken-rustc.*does not run"):
+        find_toolchain()
 
 
 def test_sanity_set_through_compat_entry_point(tmp_path: Path) -> None:

@@ -6,9 +6,10 @@ import threading
 
 import pytest
 
-from tests.store.conftest import started, verdict
+from tests.store.conftest import snapshot, started, verdict
 from vibes_eval.store.base import StoreConflict
-from vibes_eval.store.sql import SqlStore
+from vibes_eval.store.sql import SqlStore, open_store
+from vibes_eval.store.urls import resolve
 from vibes_eval.store.writer import GroupWriter, WriterClosed
 
 
@@ -74,3 +75,54 @@ def test_a_failing_submission_does_not_fail_its_neighbours(
     }  # the conflicting verdict did not replace the first one
     with pytest.raises(WriterClosed):
         writer.submit([verdict("r", "T/3", 0, True)])
+
+
+def test_several_writers_at_once_lose_nothing(store_spec: str) -> None:
+    """Several stores (each its own connections, as several `vibes` processes have) on one
+    database append at once: every event is kept once with its own seq, a sample two of
+    them record is kept once (the other gets StoreConflict), and the projections equal a
+    rebuild from the events."""
+    writers, per_writer = 4, 40
+    stores = [open_store(resolve(store_spec)) for _ in range(writers)]
+    try:
+        stores[0].append([started(f"w{i}", n_samples=per_writer + 1) for i in range(writers)])
+        barrier = threading.Barrier(writers)
+        seqs: list[list[int]] = [[] for _ in range(writers)]
+        contested: list[str] = []
+
+        def work(i: int) -> None:
+            with GroupWriter(stores[i]) as writer:
+                barrier.wait()
+                futures = [
+                    writer.submit([verdict(f"w{i}", f"T/{j}", 0, j % 2 == 0)])
+                    for j in range(per_writer)
+                ]
+                # Every writer records the same sample of run w0: one of them wins.
+                try:
+                    writer.append([verdict("w0", "X/0", 0, i % 2 == 0)])
+                    contested.append("won")
+                except StoreConflict:
+                    contested.append("conflict")
+                for fut in futures:
+                    seqs[i].extend(fut.result())
+
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(writers)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+        assert sorted(contested) == ["conflict"] * (writers - 1) + ["won"]
+        every = [s for part in seqs for s in part]
+        assert len(every) == len(set(every)) == writers * per_writer
+        st = stores[0]
+        for i in range(writers):
+            extra = 1 if i == 0 else 0
+            assert st.run(f"w{i}").n_done == per_writer + extra
+            events = [e.seq for e in st.events(f"w{i}")]
+            assert events == sorted(events)
+        before = snapshot(st)
+        st.rebuild()
+        assert snapshot(st) == before
+    finally:
+        for st in stores:
+            st.close()

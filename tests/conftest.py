@@ -1,9 +1,11 @@
-"""Shared test setup: where the repo, the examples and the shared datasets are, and how to
-run the CLI as a real subprocess."""
+"""Shared test setup: where the repo, the examples and the shared datasets are, how to
+run the CLI as a real subprocess, a fresh data dir (default store, cache) for every test,
+and the components plugin (`tests/components.py`: VIBES_TEST_REQUIRE and the summary)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -11,18 +13,49 @@ from pathlib import Path
 
 import pytest
 
+from tests import components
+from tests.components import need
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout; VIBES_SHARED_DIR where it lies elsewhere (a git worktree).
+SHARED = Path(os.environ.get("VIBES_SHARED_DIR") or ROOT.parent / "shared")
 HUMANEVAL_X_RUST = SHARED / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
 
-# Results of test runs must not land in the user's own store.
-os.environ.setdefault("VIBES_DATA_DIR", tempfile.mkdtemp(prefix="vibes-test-data-"))
+# Results of test runs must not land in the user's own store, nor reuse verdicts cached by
+# another session: a data dir of this session's own, whatever the environment says (each
+# test then gets its own, below). VIBES_STORE would redirect every run: dropped.
+os.environ["VIBES_DATA_DIR"] = tempfile.mkdtemp(prefix="vibes-test-data-")
+os.environ.pop("VIBES_STORE", None)
+# Tests send SIGINT to the CLI (Ctrl-C). A suite started in the background by a script
+# (`cmd &`) inherits SIGINT ignored, and so would every child: Python then installs no
+# KeyboardInterrupt handler and the CLI would never see the Ctrl-C. Children of a process
+# that handles SIGINT start with the default disposition again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 SANDBOX = os.environ.get("VIBES_TEST_SANDBOX", "auto")
 
-needs_shared = pytest.mark.skipif(
-    not HUMANEVAL_X_RUST.exists(), reason=f"{HUMANEVAL_X_RUST} is absent (../shared)"
-)
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(components, "vibes-components")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test starts with an empty default store: no verdict cached by an earlier test
+    can stand in for an evaluation."""
+    monkeypatch.setenv("VIBES_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+    monkeypatch.delenv("VIBES_STORE", raising=False)
+
+
+@pytest.fixture
+def shared_datasets() -> Path:
+    """The ../shared datasets, or skip (fail under VIBES_TEST_REQUIRE=shared)."""
+    need("shared", None if HUMANEVAL_X_RUST.exists() else f"{HUMANEVAL_X_RUST} is absent")
+    return SHARED
+
+
+needs_shared = pytest.mark.usefixtures("shared_datasets")
 
 
 def run_cli(

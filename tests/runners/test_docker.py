@@ -11,10 +11,12 @@ import docker.errors
 import pytest
 
 from tests.runners.conftest import get_runner
+from vibes_eval.core.errors import RunnerBroken
 from vibes_eval.core.runner import SessionSpec
 from vibes_eval.core.types import Limits, Termination
 from vibes_eval.runners.docker import image
 from vibes_eval.runners.docker.runner import LABEL_OWNER, DockerRunner
+from vibes_eval.runners.select import resolve_runner
 
 pytestmark = pytest.mark.docker
 
@@ -42,7 +44,8 @@ def test_container_is_locked_down(docker_runner: DockerRunner) -> None:
         assert host["NanoCpus"] > 0
         assert box.container.labels[LABEL_OWNER].endswith(f":{os.getpid()}")
         res = docker_runner.execute(s, ["id", "-u"], Limits())
-        assert res.stdout.strip() != "0"  # never root inside
+        assert res.ok and res.stdout.strip() == str(docker_runner.user[0]), res
+        assert docker_runner.user[0] != 0  # never root inside
     finally:
         docker_runner.cleanup(s)
     with pytest.raises(docker.errors.NotFound):
@@ -92,12 +95,6 @@ def test_leftovers_of_a_dead_run_are_removed(docker_runner: DockerRunner) -> Non
         docker_runner.cleanup(mine)
 
 
-def test_image_tag_is_a_content_hash() -> None:
-    tag = image.image_tag()
-    assert tag.startswith(f"{image.IMAGE_REPO}:") and tag == image.image_tag()
-    assert image.base_tag() != image.image_tag()
-
-
 def test_session_image_is_writable_and_gets_vibes_box(docker_runner: DockerRunner) -> None:
     """A session in an image without vibes-box (here the bare Debian base): the runner adds
     static builds of it; the image's files are the session's to change, and go with it."""
@@ -136,3 +133,33 @@ def test_missing_session_image_is_a_runner_error(docker_runner: DockerRunner) ->
 
     with pytest.raises(RunnerError, match="not on this machine"):
         docker_runner.prepare(SessionSpec(label="none", image="vibes-no-such-image:0"))
+
+
+def test_image_tag_is_a_content_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tags follow what goes into the images: the build context (Dockerfile, helpers)
+    and the base recipe; unchanged inputs give the same tag again."""
+    tag, base = image.image_tag(), image.base_tag()
+    assert tag.startswith(f"{image.IMAGE_REPO}:") and base.startswith(f"{image.BASE_REPO}:")
+    context = image._context()
+    for name in context:
+        changed = {**context, name: context[name] + b"\n"}
+        monkeypatch.setattr(image, "_context", lambda changed=changed: changed)
+        assert image.image_tag() != tag, name
+        assert image.base_tag() == base  # the base does not contain the context
+    monkeypatch.setattr(image, "_context", lambda: context)
+    assert image.image_tag() == tag
+    monkeypatch.setenv("VIBES_DEBIAN_SUITE", "some-other-suite")
+    assert image.base_tag() != base and image.image_tag() != tag  # the base is in the image
+
+
+def test_a_failing_image_build_is_broken_not_unavailable(
+    docker_runner: DockerRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dockerfile that does not build is the project's failure: RunnerBroken (the test
+    fails, `auto` stops), never RunnerUnavailable (the test would skip)."""
+    broken = {**image._context(), "Dockerfile": b"ARG BASE\nFROM ${BASE}\nRUN exit 7\n"}
+    monkeypatch.setattr(image, "_context", lambda: broken)
+    with pytest.raises(
+        RunnerBroken, match=r"--sandbox docker: building vibes-eval-sandbox:\w+ failed"
+    ):
+        resolve_runner("docker")

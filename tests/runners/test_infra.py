@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.runners.conftest import live_processes, nonce
+from tests.runners.conftest import kernel_landlock_abi, live_processes, nonce
+from vibes_eval.core.errors import RunnerBroken, RunnerUnavailable
 from vibes_eval.core.runner import SessionSpec
 from vibes_eval.core.types import Limits, Termination
-from vibes_eval.runners import cgroups, quota, spawn
+from vibes_eval.runners import cgroups, launcher, quota, spawn
 from vibes_eval.runners.launcher import launcher_path
 from vibes_eval.runners.local import LocalRunner, ProcessRunner
+from vibes_eval.runners.sandbox import probe
+from vibes_eval.runners.select import resolve_runner
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (cgroups, mounts)")
 
@@ -32,7 +35,46 @@ def _run(argv: list[str], **kw: object) -> spawn.RawExit:
 def test_launcher_probe_reports_kernel_features() -> None:
     out = subprocess.run([str(launcher_path()), "--probe"], capture_output=True, text=True)
     info = dict(item.split("=") for item in out.stdout.split())
-    assert int(info["landlock_abi"]) >= 0 and info["seccomp"] in ("0", "1")
+    assert int(info["landlock_abi"]) == kernel_landlock_abi()
+    filters = Path("/proc/sys/kernel/seccomp/actions_avail").exists()  # seccomp filter mode
+    assert info["seccomp"] == ("1" if filters else "0")
+
+
+def _compilers(tmp_path: Path, script: str | None) -> str:
+    """A PATH whose only `cc` runs ``script`` (None: no cc at all)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    if script is not None:
+        for name in ("cc", "gcc"):
+            (bin_dir / name).write_text(f"#!/bin/sh\n{script}\n")
+            (bin_dir / name).chmod(0o755)
+    return str(bin_dir)
+
+
+def test_a_missing_compiler_is_unavailable_a_failing_build_is_broken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VIBES_CACHE_DIR", str(tmp_path / "cache"))  # nothing built yet
+    monkeypatch.setattr(launcher, "_built", {})
+    monkeypatch.setenv("PATH", _compilers(tmp_path / "none", None))
+    with pytest.raises(RunnerUnavailable, match="C compiler"):
+        launcher_path()
+    broken = "echo 'launcher.c:1:10: fatal error: linux/landlock.h: No such file' >&2; exit 1"
+    monkeypatch.setenv("PATH", _compilers(tmp_path / "broken", broken))
+    with pytest.raises(RunnerBroken, match=r"building the sandbox launcher .*landlock\.h"):
+        launcher_path()
+    # `auto` must not quietly take a weaker sandbox when the launcher is broken.
+    with pytest.raises(RunnerBroken, match="--sandbox landlock: building the sandbox launcher"):
+        resolve_runner("auto")
+
+
+@pytest.mark.parametrize("answer", ["exit 1", "echo nonsense", "echo seccomp=1"])
+def test_a_launcher_that_does_not_probe_is_broken(tmp_path: Path, answer: str) -> None:
+    fake = tmp_path / "vibes-launch"
+    fake.write_text(f"#!/bin/sh\n{answer}\n")
+    fake.chmod(0o755)
+    with pytest.raises(RunnerBroken, match="probe"):
+        probe(str(fake))
 
 
 def test_launcher_errors_arrive_on_their_own_pipe() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import need
 from tests.conftest import run_cli
 from tests.security import hostile
 from vibes_eval.core.errors import RunnerUnavailable
@@ -37,13 +38,14 @@ _GONE_GRACE_S = 2.0  # SIGKILLed processes may take a moment to finish exiting
 
 
 def _skip_unless_available(sandbox: str) -> None:
+    """Skip when the sandbox is not installed here (fail when VIBES_TEST_REQUIRE names it);
+    a broken one (RunnerBroken: launcher or image build) fails the test."""
     cls = runner_class(sandbox)
     try:
         why = cls.check_available()
     except RunnerUnavailable as exc:
         why = str(exc)
-    if why is not None:
-        pytest.skip(f"--sandbox {sandbox} not available here: {why}")
+    need(sandbox, why)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import create_engine, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from tests.components import need
 from vibes_eval.core.types import Reason
 from vibes_eval.store import schema
 from vibes_eval.store.events import (
@@ -56,9 +57,7 @@ def postgres_unavailable() -> str | None:
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A PostgreSQL URL whose search_path is a schema of its own, dropped afterwards."""
-    problem = postgres_unavailable()
-    if problem:
-        pytest.skip(problem)
+    need("postgres", postgres_unavailable())
     schema = "t_" + secrets.token_hex(6)
     admin = create_engine(_driver_url(POSTGRES_URL))
     with admin.begin() as conn:

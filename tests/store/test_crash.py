@@ -1,8 +1,11 @@
-"""A real `vibes` process killed with SIGKILL at random moments, then resumed: the final
-verdicts and pass@k equal an uninterrupted run's, and every sample has exactly one event.
-Ctrl-C (SIGINT) ends a run as interrupted, and it resumes the same way.
+"""A real `vibes` process killed with SIGKILL, then resumed: the final verdicts and pass@k
+equal an uninterrupted run's, and every sample has exactly one event. Ctrl-C (SIGINT) ends
+a run as interrupted, and it resumes the same way; on SQLite and on PostgreSQL.
 
-VIBES_CRASH_SEED=N replays a failing sequence of kill times."""
+Kills land at moments defined by progress, not by the clock (so a slow or busy machine
+sees the same sequence): as soon as the run or its resumption is recorded, and after a
+number of new verdicts. VIBES_CRASH_SEED=N (fixed in `.ci/run`) picks those numbers;
+a failure prints the seed that replays it."""
 
 from __future__ import annotations
 
@@ -15,14 +18,15 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
-from vibes_eval.store.base import StoreError, UnknownRun
-from vibes_eval.store.events import SampleEvaluated
+from vibes_eval.store.base import StoreMissing, UnknownRun
+from vibes_eval.store.events import RunResumed, RunStarted, SampleEvaluated
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 
@@ -94,71 +98,106 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 
 class Recorded:
-    """How many verdicts a run has in the store, polled while another process writes."""
+    """What a run has in the store (verdicts, starts and resumptions), polled while
+    another process writes."""
 
     def __init__(self, store: str, run_id: str) -> None:
         self.spec, self.run_id, self.store = store, run_id, None
 
-    def __call__(self) -> int:
+    def _open(self) -> bool:
         if self.store is None:
             try:
                 self.store = open_store(resolve(self.spec), create=False)
-            except StoreError:  # nothing recorded yet
-                return 0
+            except StoreMissing:  # nothing recorded yet
+                return False
+        return True
+
+    def __call__(self) -> int:
+        """Verdicts recorded."""
+        if not self._open():
+            return 0
         try:
-            return self.store.run(self.run_id).n_done
+            return self.store.run(self.run_id).n_done  # type: ignore[union-attr]
         except UnknownRun:
             return 0
+
+    def starts(self) -> int:
+        """RunStarted and RunResumed events: one per process that took the run."""
+        if not self._open():
+            return 0
+        kinds = (RunStarted, RunResumed)
+        return sum(isinstance(e.event, kinds) for e in self.store.events(self.run_id))  # type: ignore[union-attr]
 
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
 
 
-def test_kill_9_at_random_moments_then_resume(
+def wait_until(done: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> bool:
+    """Poll ``done`` until it holds (True) or ``proc`` exits (False: it finished first).
+
+    Raises: AssertionError after 120 s, naming ``what``."""
+    deadline = time.monotonic() + 120
+    while not done():
+        if proc.poll() is not None:
+            return False
+        assert time.monotonic() < deadline, f"waited 120 s for {what}"
+        time.sleep(0.01)
+    return True
+
+
+# Where each attempt is killed, and how it evaluates (batching is not part of a run's
+# identity: both paths are crashed, one verdict at a time and a whole batch at once).
+PLAN = [
+    ("start-up", "--no-batch"),  # as soon as the run is recorded
+    ("verdicts", "--no-batch"),  # after a few new verdicts
+    ("start-up", "--batch"),  # as soon as the resumption is recorded
+    ("verdicts", "--batch"),  # once a batch's verdicts arrive
+    ("verdicts", "--no-batch"),
+]
+
+
+def test_kill_9_at_chosen_moments_then_resume(
     store_spec: str, tmp_path: Path, reference: tuple[Path, dict[str, Any]]
 ) -> None:
-    seed = int(os.environ.get("VIBES_CRASH_SEED", random.randrange(1 << 30)))
+    seed = int(os.environ.get("VIBES_CRASH_SEED") or random.randrange(1 << 30))
     rng = random.Random(seed)
     out = tmp_path / "crash.jsonl"
     args = run_args(store_spec, "crash", out)
     recorded = Recorded(store_spec, "crash")
     kills, progress = 0, []
-    for attempt in range(MAX_KILLS):
-        # Batching is not part of a run's identity: alternate it to crash both paths
-        # (one verdict at a time, and a whole batch's verdicts arriving together).
-        proc = start([*args, rng.choice(["--batch", "--no-batch"])])
-        if attempt % 2:
-            time.sleep(rng.uniform(0.1, 1.5))  # blind: often during start-up or resume
-        else:
-            # While verdicts arrive: wait for a new one, then a little longer.
-            before, deadline = recorded(), time.monotonic() + 60
-            while recorded() == before and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.02)
-            time.sleep(rng.uniform(0.0, 0.5))
-        if proc.poll() is not None:
+    try:
+        for moment, mode in PLAN:
+            starts, before = recorded.starts(), recorded()
+            wanted = rng.randint(1, 4)
+            proc = start([*args, mode])
+            if moment == "start-up":
+                target = starts + 1
+                alive = wait_until(lambda t=target: recorded.starts() >= t, proc, "the start")
+            else:
+                target = before + wanted
+                alive = wait_until(lambda t=target: recorded() >= t, proc, "new verdicts")
+            if not alive:
+                proc.communicate()
+                break  # finished before its kill: fine, the run is complete
+            proc.kill()  # SIGKILL: no handler runs, no end event is written
             proc.communicate()
-            break  # finished before its kill: fine, the run is complete
-        proc.kill()  # SIGKILL: no handler runs, no end event is written
-        proc.communicate()
-        reap_group(proc)
-        kills += 1
-        progress.append(recorded())
-        if kills == 1 and progress[-1]:
-            listed = run_cli("eval", "results", "--store", store_spec, "-f", "json", check=True)
-            (row,) = json.loads(listed.stdout)
-            assert row["status"] == "interrupted", "a dead run must not show as running"
-    recorded.close()
-    note = f"seed {seed}, {kills} kills, samples recorded after each: {progress}"
+            reap_group(proc)
+            kills += 1
+            progress.append(recorded())
+            if kills == 1:
+                listed = run_cli("eval", "results", "--store", store_spec, "-f", "json", check=True)
+                (row,) = json.loads(listed.stdout)
+                assert row["status"] == "interrupted", "a dead run must not show as running"
+    finally:
+        recorded.close()
+    note = f"VIBES_CRASH_SEED={seed}: {kills} kills, samples recorded after each: {progress}"
     print(note)
-    assert kills >= 2, note
+    assert kills >= 2, note  # the first two land long before 50 lone samples are done
     assert progress == sorted(progress), note  # nothing recorded is ever lost
-    # Finish with `vibes eval resume` (the run exists once a kill came after its start).
-    if progress[-1]:
-        final = run_cli("eval", "resume", "crash", "--store", store_spec, "--no-cache",
-                        "--no-progress", "-j", "2", timeout=300)  # fmt: skip
-    else:
-        final = run_cli(*args, timeout=300)
+    assert progress[-1] < N_SAMPLES, note
+    final = run_cli("eval", "resume", "crash", "--store", store_spec, "--no-cache",
+                    "--no-progress", "-j", "2", timeout=300)  # fmt: skip
     assert final.returncode == 0, note + "\n" + final.stderr
     ref_out, ref_metrics = reference
     assert_exactly_once(store_spec, "crash")
@@ -169,31 +208,29 @@ def test_kill_9_at_random_moments_then_resume(
 
 
 def test_ctrl_c_records_an_interruption_and_resume_finishes(
-    tmp_path: Path, reference: tuple[Path, dict[str, Any]]
+    store_spec: str, tmp_path: Path, reference: tuple[Path, dict[str, Any]]
 ) -> None:
-    store, out = str(tmp_path / "s.sqlite"), tmp_path / "int.jsonl"
-    proc = start(run_args(store, "int", out))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if len(sample_events(store, "int")) >= 5:
-                break
-        except Exception:  # not created yet
-            pass
-        time.sleep(0.1)
+    out = tmp_path / "int.jsonl"
+    # One verdict at a time: five of fifty leave most of the run to interrupt.
+    proc = start([*run_args(store_spec, "int", out), "--no-batch"])
+    recorded = Recorded(store_spec, "int")
+    try:
+        assert wait_until(lambda: recorded() >= 5, proc, "five verdicts"), "finished early"
+    finally:
+        recorded.close()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     reap_group(proc)
     assert proc.returncode == 130, stderr
     assert "vibes eval resume int" in stderr
-    with open_store(resolve(store), create=False) as st:
+    with open_store(resolve(store_spec), create=False) as st:
         types = [e.event.type for e in st.events("int")]
         assert types[-1] == "run_interrupted" and st.run("int").status == "interrupted"
-    done = len(sample_events(store, "int"))
+    done = len(sample_events(store_spec, "int"))
     assert 5 <= done < N_SAMPLES
-    again = run_cli(*run_args(store, "int", out), timeout=300)  # the same command resumes
+    again = run_cli(*run_args(store_spec, "int", out), timeout=300)  # the same command resumes
     assert again.returncode == 0, again.stderr
     assert f"{done} of {N_SAMPLES} samples already evaluated" in again.stderr
-    assert_exactly_once(store, "int")
+    assert_exactly_once(store_spec, "int")
     assert verdicts(out) == verdicts(reference[0])
-    assert metrics(store, "int") == reference[1]
+    assert metrics(store_spec, "int") == reference[1]

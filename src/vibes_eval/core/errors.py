@@ -41,6 +41,14 @@ class RunnerUnavailable(UserError):
     """The requested runner cannot work on this machine (missing tool, no privileges)."""
 
 
+class RunnerBroken(UserError):
+    """The runner's own parts failed: the sandbox launcher does not build or run, the
+    Docker image does not build. A bug or a broken installation, not a tool missing here:
+    never a reason to fall back to another sandbox or to skip a test. One line, exit 3."""
+
+    exit_code = 3
+
+
 class RunnerError(Exception):
     """The runner itself failed (infrastructure), not the code it was running."""
 

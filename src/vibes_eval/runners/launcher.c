@@ -112,6 +112,9 @@ static void set_rlimit(const char *spec) {
     if (res < 0) fail(125, "unknown rlimit", spec);
     struct rlimit rl;
     rl.rlim_cur = rl.rlim_max = strtoull(eq + 1, NULL, 10);
+    /* CPU: at a hard limit equal to the soft one the kernel sends SIGKILL, not SIGXCPU,
+     * and the end reads as a crash; one second more lets SIGXCPU say what happened. */
+    if (res == RLIMIT_CPU) rl.rlim_max = rl.rlim_cur + 1;
     if (setrlimit(res, &rl)) die(spec);
 }
 

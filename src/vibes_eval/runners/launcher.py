@@ -10,7 +10,7 @@ import threading
 from importlib import resources
 from pathlib import Path
 
-from vibes_eval.core.errors import RunnerUnavailable
+from vibes_eval.core.errors import RunnerBroken, RunnerUnavailable
 from vibes_eval.paths import cache_dir
 
 _lock = threading.Lock()
@@ -21,7 +21,9 @@ def launcher_path(source_name: str = "launcher.c", extra_flags: tuple[str, ...] 
     """Path of the compiled launcher, compiling it with ``cc`` on first use.
 
     Raises:
-        RunnerUnavailable: no C compiler, or the build failed.
+        RunnerUnavailable: no C compiler here.
+        RunnerBroken: the compiler is there and the build failed (a bug or a broken
+            toolchain, e.g. no libc headers): its first error.
     """
     source = resources.files("vibes_eval.runners").joinpath(source_name).read_bytes()
     digest = hashlib.sha256(source + " ".join(extra_flags).encode()).hexdigest()[:16]
@@ -44,8 +46,11 @@ def launcher_path(source_name: str = "launcher.c", extra_flags: tuple[str, ...] 
                 text=True,
             )
             if proc.returncode != 0:
-                raise RunnerUnavailable(
-                    f"building the launcher failed: {proc.stderr.strip().splitlines()[-1:]}"
+                errors = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+                first = (errors or proc.stderr.strip().splitlines() or ["no output"])[0]
+                raise RunnerBroken(
+                    f"building the sandbox launcher with {cc} failed (exit "
+                    f"{proc.returncode}): {first.strip()[:200]}"
                 )
             tmp.replace(binary)  # atomic: parallel first uses never see a half-written file
         _built[digest] = binary

@@ -267,6 +267,10 @@ class LocalRunner(TaskRunner):
         if raw.output_limited:
             return Termination.OUTPUT_LIMIT
         sig = raw.signal
+        if job.disk_full:
+            # Over the quota, even if the job exited 0: without a tmpfs quota the disk is
+            # only measured after the command, and nothing stopped the writes.
+            return Termination.DISK_LIMIT
         if raw.exit_code != 0 or raw.timed_out:
             # Limits first: a fork storm or a full disk usually ends in a timeout or a
             # panic, but the limit is why.
@@ -275,7 +279,7 @@ class LocalRunner(TaskRunner):
                 return Termination.MEMORY
             if stats.pids_max_hits:
                 return Termination.PIDS
-            if sig == signal.SIGXFSZ or job.disk_full:
+            if sig == signal.SIGXFSZ:
                 return Termination.DISK_LIMIT
             # Without a memory cgroup the limit is RLIMIT_AS: allocations fail and the
             # job says so (Rust aborts, others exit with a message).

@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import ClassVar
 
 from vibes_eval.core.devices import cuda_paths
-from vibes_eval.core.errors import PolicyUnsupported, RunnerError, RunnerUnavailable
+from vibes_eval.core.errors import (
+    PolicyUnsupported,
+    RunnerBroken,
+    RunnerError,
+    RunnerUnavailable,
+)
 from vibes_eval.core.runner import Capabilities, IsolationLevel, NetworkPolicy, Session
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 from vibes_eval.runners import cgroups, quota, spawn
@@ -71,15 +76,19 @@ def probe(launcher: str) -> dict[str, int]:
     """What the kernel offers: ``{"landlock_abi": N, "seccomp": 0|1}``.
 
     Raises:
-        RunnerUnavailable: the launcher does not run.
+        RunnerBroken: the launcher does not run or answers something else; the kernel
+            lacking a feature is an answer (0), not an error.
     """
     try:
         out = subprocess.run(
             [launcher, "--probe"], capture_output=True, text=True, timeout=10, check=True
         ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise RunnerUnavailable(f"the sandbox launcher does not run: {exc}") from exc
-    return {k: int(v) for k, v in (item.split("=") for item in out.split())}
+        info = {k: int(v) for k, v in (item.split("=") for item in out.split())}
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise RunnerBroken(f"the sandbox launcher's probe failed: {exc}") from exc
+    if not {"landlock_abi", "seccomp"} <= info.keys():
+        raise RunnerBroken(f"the sandbox launcher's probe answered {out.strip()[:100]!r}")
+    return info
 
 
 def trial_run(argv: Sequence[str], what: str, timeout: float) -> str | None:
@@ -394,9 +403,10 @@ class LandlockRunner(ConfinedRunner):
         if not sys.platform.startswith("linux"):
             return "Landlock needs Linux"
         try:
-            info = probe(str(launcher_path()))
-        except RunnerUnavailable as exc:
+            launcher = str(launcher_path())
+        except RunnerUnavailable as exc:  # no C compiler; a failed build is RunnerBroken
             return str(exc)
+        info = probe(launcher)
         if info.get("landlock_abi", 0) < MIN_LANDLOCK_ABI:
             return "the kernel has no Landlock (needs Linux >= 5.13 with landlock in lsm=)"
         if not info.get("seccomp"):

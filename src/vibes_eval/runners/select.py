@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vibes_eval.core.errors import RunnerUnavailable
+from vibes_eval.core.errors import RunnerBroken, RunnerUnavailable
 from vibes_eval.core.registry import AUTO_ORDER, runner_class
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.runners import cgroups
@@ -21,6 +21,8 @@ def resolve_runner(name: str, needs: Iterable[str] = ()) -> TaskRunner:
     Raises:
         RunnerUnavailable: (one line: why) the runner cannot work here; for ``auto``,
             why each candidate was passed over.
+        RunnerBroken: the runner's own parts failed (launcher, image): ``auto`` stops
+            there rather than quietly taking a weaker sandbox.
         UserError: an unknown name.
     """
     if name == "auto":
@@ -55,15 +57,16 @@ def _prefix(name: str) -> str:
 
 def _instantiate(name: str) -> TaskRunner:
     cls = runner_class(name)
-    why = cls.check_available()
-    if why is not None:
-        raise RunnerUnavailable(_prefix(name) + why)
     try:
+        why = cls.check_available()
+        if why is not None:
+            raise RunnerUnavailable(why)
         runner: TaskRunner = cls()
-    except RunnerUnavailable as exc:
-        # Found during set-up (launcher build, image build): same one-line form.
+    except (RunnerUnavailable, RunnerBroken) as exc:
+        # Found by the check or during set-up (launcher build, image build): one line
+        # naming the sandbox.
         message = exc.message
-        raise RunnerUnavailable(
+        raise type(exc)(
             message if message.startswith(_prefix(name)) else _prefix(name) + message
         ) from None
     return runner

@@ -140,6 +140,7 @@ def identity(started: RunStarted) -> dict[str, Any]:
         "tasks_sha256": started.tasks_sha256,
         "samples_sha256": started.samples_sha256,
         "runner": started.runner,
+        "isolation": started.isolation,  # the same runner name may isolate differently
     }
     _flatten("config", verdict_config(started), flat)
     _flatten("toolchain", started.toolchain, flat)

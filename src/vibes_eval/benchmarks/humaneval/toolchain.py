@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -28,18 +29,29 @@ class RustToolchain:
         return self.rustc.parent
 
 
-@functools.cache
-def find_toolchain(rustc: str = "rustc") -> RustToolchain:
-    """Locate rustc (``VIBES_RUSTC`` or PATH) and describe it.
+ENV = "VIBES_RUSTC"  # the rustc to use: a path, or a name looked up on PATH
+
+
+def find_toolchain(rustc: str | None = None) -> RustToolchain:
+    """Locate rustc (``rustc`` when given, else ``VIBES_RUSTC``, else `rustc` on PATH) and
+    describe it. Its version is part of every run's identity and cache key.
 
     Raises:
-        UserError: rustc is missing or does not run.
+        UserError: rustc is missing or does not run (naming VIBES_RUSTC when it chose).
     """
+    chosen = rustc or os.environ.get(ENV) or "rustc"
+    return _describe(chosen, from_env=rustc is None and bool(os.environ.get(ENV)))
+
+
+@functools.cache
+def _describe(rustc: str, *, from_env: bool) -> RustToolchain:
     exe = shutil.which(rustc)
     if exe is None:
+        if from_env:
+            raise UserError(f"{ENV}={rustc}: no such executable; point it at a rustc binary")
         raise UserError(
             "rustc not found on PATH; install Rust (https://rustup.rs or Debian's rustc) "
-            "or set VIBES_RUSTC to its path"
+            f"or set {ENV} to its path"
         )
     try:
         info = subprocess.run([exe, "-vV"], capture_output=True, text=True, check=True).stdout
@@ -47,7 +59,10 @@ def find_toolchain(rustc: str = "rustc") -> RustToolchain:
             [exe, "--print", "sysroot"], capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise UserError(f"{exe} does not run: {exc}") from None
+        where = f"{ENV}={rustc}: " if from_env else ""
+        raise UserError(f"{where}{exe} does not run: {exc}") from None
+    if not info.startswith("rustc ") or not sysroot:
+        raise UserError(f"{exe} does not answer like rustc (`-vV`: {info[:60]!r})")
     fields = dict(line.split(": ", 1) for line in info.splitlines()[1:] if ": " in line)
     real = Path(sysroot) / "bin" / "rustc"
     cargo = Path(sysroot) / "bin" / "cargo"

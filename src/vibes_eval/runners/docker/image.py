@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from vibes_eval.core.errors import RunnerUnavailable
+from vibes_eval.core.errors import RunnerBroken, RunnerUnavailable
 from vibes_eval.paths import cache_dir
 from vibes_eval.runners.docker.client import connect
 
@@ -131,8 +131,10 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
     """The tag of the evaluation image, building it (about a minute, once) if missing.
 
     Raises:
-        RunnerUnavailable: no daemon, or the image cannot be built here (no debootstrap,
-            not root, mirror unreachable); the message says which.
+        RunnerUnavailable: no daemon, or what the build needs is missing here (no
+            debootstrap, not root).
+        RunnerBroken: the build was attempted and failed (debootstrap, import or the
+            Dockerfile): the message names the step and its log.
     """
     client = client or connect()
     tag = image_tag()
@@ -157,7 +159,7 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
                     labels={KIND_LABEL: "sandbox", BOX_LABEL: "1"},
                 )
             except Exception as exc:  # docker.errors.BuildError, APIError
-                raise RunnerUnavailable(f"building {tag} failed: {_one_line(exc)}") from None
+                raise RunnerBroken(f"building {tag} failed: {_one_line(exc)}") from None
         _prune(client, keep={tag, base})
     return tag
 
@@ -211,7 +213,7 @@ def _ensure_base(client: Any, log: Log) -> str:
             )  # fmt: skip
         if proc.returncode != 0:
             tail = logfile.read_text(errors="replace").strip().splitlines()[-1:]
-            raise RunnerUnavailable(
+            raise RunnerBroken(
                 f"debootstrap {suite} from {mirror} failed ({' '.join(tail)[:200]}); log: {logfile}"
             )
         for rel in _TRIM:
@@ -235,12 +237,12 @@ def _import(client: Any, rootfs: Path, tag: str) -> None:
     try:
         client.api.import_image_from_stream(tar.stdout, repository=repo, tag=version)
     except Exception as exc:  # docker.errors.APIError, requests errors
-        raise RunnerUnavailable(f"docker import of {tag} failed: {_one_line(exc)}") from None
+        raise RunnerBroken(f"docker import of {tag} failed: {_one_line(exc)}") from None
     finally:
         tar.stdout.close()
         tar.wait()
     if not _exists(client, tag):
-        raise RunnerUnavailable(f"docker import of {tag} produced no image")
+        raise RunnerBroken(f"docker import of {tag} produced no image")
 
 
 def _one_line(exc: BaseException) -> str:

@@ -90,6 +90,8 @@ static void set_rlimit(const char *spec) {
     if (res < 0) { errno = EINVAL; die(spec); }
     struct rlimit rl;
     rl.rlim_cur = rl.rlim_max = strtoull(eq + 1, NULL, 10);
+    /* CPU: SIGXCPU at the limit (a hard limit equal to it would send SIGKILL instead). */
+    if (res == RLIMIT_CPU) rl.rlim_max = rl.rlim_cur + 1;
     if (setrlimit(res, &rl)) die(spec);
 }
 

@@ -68,6 +68,10 @@ class Request:
     ks: Sequence[int] = (1, 10, 100)
     use_cache: bool = True
     output: Path | None = None  # where the results file is written (recorded with the run)
+    # Samples a model generated (`--model`): its settings, recorded with the run; the part
+    # in ``generation_identity`` must match for a resume (vibes_eval.generation).
+    generation: dict[str, Any] | None = None
+    generation_identity: dict[str, Any] | None = None
 
 
 class Evaluation:
@@ -79,13 +83,16 @@ class Evaluation:
     a store that cannot be opened, or a run id recorded with other settings.
     """
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, prepared: evaluation.Prepared | None = None) -> None:
+        """``prepared``: tasks and samples already loaded (generation makes its own)."""
         if request.run_id is not None:
             check_run_id(request.run_id)
             if request.store is None:
                 raise UserError("a run id needs a store to resume from; this run records nothing")
         self.request = request
-        self.prepared = evaluation.prepare(request.benchmark, request.config, request.samples)
+        self.prepared = prepared or evaluation.prepare(
+            request.benchmark, request.config, request.samples
+        )
         self.runner: TaskRunner | None = None
         self.recording: session.Recording | None = None
         self.notes: list[str] = []
@@ -123,6 +130,8 @@ class Evaluation:
             labels=req.labels,
             workers=self.workers,
             use_cache=req.use_cache,
+            generation=req.generation,
+            generation_identity=req.generation_identity,
         )
 
     @property

@@ -1,0 +1,152 @@
+"""What generation needs from a benchmark, and where it finds it.
+
+A benchmark that can be given to a model implements one method,
+``prompt_context(task) -> PromptContext`` (kernels: description, hardware, solution
+interface, build and scoring rules, never the expert reference; SWE-bench: the problem
+statement and a workspace holding the repository). It may also implement
+``answer_to_completion(task, context, text, style)`` when the answer's code needs more
+than the generic fence extraction, and ``feedback(result)`` to choose what a model sees
+after a failed attempt. HumanEval lives in ``benchmarks/humaneval/``, which another
+module owns, so its adapter is here and is found by the benchmark's suite."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vibes_eval.core.benchmark import Benchmark
+from vibes_eval.core.errors import UserError
+from vibes_eval.core.types import SampleResult, Task
+from vibes_eval.generation.prompts import PromptContext, Workspace, cap, details_text
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+
+
+def first_fence(text: str, language: str) -> str:
+    """The first fenced block in ``language`` (or untagged), else the first block, else the
+    text itself."""
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    for lang, body in blocks:
+        if lang in (language, ""):
+            return body
+    return blocks[0][1] if blocks else text
+
+
+def cut_at_stop(text: str, stop: list[str]) -> tuple[str, bool]:
+    """``text`` up to its first stop sequence; whether one was found. Servers that ignore
+    ``stop`` (or apply only four of them) are cut here the same way."""
+    cuts = [i for s in stop if s and (i := text.find(s)) >= 0]
+    return (text[: min(cuts)], True) if cuts else (text, False)
+
+
+class Adapter:
+    """Generic: the benchmark's own hooks, or the fence and stop-sequence rules."""
+
+    def __init__(self, benchmark: Benchmark[Any, Any]) -> None:
+        self.benchmark = benchmark
+
+    def context(self, task: Task) -> PromptContext:
+        """Raises: UserError when the benchmark cannot prompt a model."""
+        hook = getattr(self.benchmark, "prompt_context", None)
+        if not callable(hook):
+            raise UserError(
+                f"benchmark {self.benchmark.name} cannot prompt a model yet: it needs a "
+                "prompt_context(task) method (vibes_eval.generation.adapters)"
+            )
+        return hook(task)
+
+    def completion(self, task: Task, ctx: PromptContext, text: str, style: str) -> str:
+        """The sample to evaluate, from a model's answer."""
+        hook = getattr(self.benchmark, "answer_to_completion", None)
+        if callable(hook):
+            return hook(task, ctx, text, style)
+        if style == "completion":
+            return cut_at_stop(text, ctx.stop)[0]
+        return first_fence(text, ctx.language)
+
+    def workspace(self, task: Task, ctx: PromptContext) -> Workspace | None:
+        """The work dir of a tool-augmented agent (asked only by that setting: building it
+        may need the toolchain)."""
+        return ctx.workspace
+
+    def from_workspace(self, task: Task, ctx: PromptContext, solution: str) -> str:
+        """The sample, from the solution file an agent left in its work dir."""
+        return solution
+
+    def feedback(self, result: SampleResult, limit: int) -> dict[str, Any]:
+        """Template variables describing a failed attempt: the reason and its meaning, the
+        detail line, the output (compiler errors, failing tests, validation), details."""
+        hook = getattr(self.benchmark, "feedback", None)
+        if callable(hook):
+            return dict(hook(result))
+        output = "\n".join(part for part in (result.stderr.strip(), result.stdout.strip()) if part)
+        return {
+            "reason": result.reason,
+            "reason_text": self.benchmark.known_reasons().get(result.reason, ""),
+            "detail": result.detail.strip(),
+            "output": cap(output, limit),
+            "details": details_text(result.details, limit // 2),
+            "passed": result.passed,
+        }
+
+
+class HumanEvalAdapter(Adapter):
+    """HumanEval-Rust: the prompt is the code before the function body (HumanEval-X:
+    declaration + prompt). Completion style continues it up to ``\\n}`` and closes the
+    function; chat style answers are read with the benchmark's own ``extract`` (a fenced
+    block, a repeated signature)."""
+
+    def context(self, task: Any) -> PromptContext:
+        header = task.header()
+        multiple = task.format == "multipl-e"
+        stop = list(task.stop_tokens) if multiple and task.stop_tokens else ["\n}"]
+        return PromptContext(
+            task_id=task.task_id,
+            family="function",
+            language="rust",
+            variables={"prompt": header, "entry_point": task.entry_point, "format": task.format},
+            stop=stop,
+        )
+
+    def completion(self, task: Any, ctx: PromptContext, text: str, style: str) -> str:
+        if style == "completion":
+            body, _ = cut_at_stop(text, ctx.stop)
+            # MultiPL-E's tests close the function themselves; the other formats need it.
+            return body if task.format == "multipl-e" else body + "\n}\n"
+        from vibes_eval.benchmarks.humaneval.extract import extract
+
+        return extract(text, task.header(), task.entry_point)
+
+    def from_workspace(self, task: Any, ctx: PromptContext, solution: str) -> str:
+        from vibes_eval.benchmarks.humaneval.extract import extract
+
+        return extract(solution, task.header(), task.entry_point)
+
+    def workspace(self, task: Any, ctx: PromptContext) -> Workspace | None:
+        """solution.rs starts as the header and an unfinished body; rustc (and the crates the
+        declarations use) can be run in the sandbox."""
+        header = task.header()
+        build = getattr(getattr(self.benchmark, "evaluator", None), "build", None)
+        if build is None:
+            return None
+        argv = build.compile_argv("solution.rs", "solution", "--test")
+        return Workspace(
+            files={"solution.rs": header + "    todo!()\n}\n"},
+            solution="solution.rs",
+            readonly_paths=tuple(build.readonly_paths()),
+            env=build.env(),
+            notes=(
+                "Add #[test] functions to check it, then build and run them with the `run` "
+                f"tool: `{' '.join(argv)} && ./solution`."
+            ),
+        )
+
+
+ADAPTERS: dict[str, type[Adapter]] = {"humaneval": HumanEvalAdapter}
+
+
+def adapter_for(benchmark: Benchmark[Any, Any]) -> Adapter:
+    """The benchmark's own hooks win over an adapter kept here for its suite."""
+    if callable(getattr(benchmark, "prompt_context", None)):
+        return Adapter(benchmark)
+    return ADAPTERS.get(benchmark.suite, Adapter)(benchmark)

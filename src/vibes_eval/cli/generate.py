@@ -335,7 +335,8 @@ def ab_command(
     if fmt == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
     else:
-        print_ab(report, Console(highlight=False))
+        console = Console(highlight=False)  # piped: not cut at 80 columns
+        print_ab(report, console if console.is_terminal else Console(highlight=False, width=200))
 
 
 def register(eval_app: typer.Typer) -> None:

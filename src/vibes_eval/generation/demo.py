@@ -4,7 +4,8 @@ HumanEval-X Rust tasks: one-shot against self-refine:3, at temperature 0. Runnin
 again resumes (the store is kept in the model cache dir).
 
 Environment: DEMO_TASKS (default 5), DEMO_THREADS (llama.cpp threads, default 2),
-DEMO_STORE (default <model cache>/demo.sqlite), DEMO_SANDBOX (default auto)."""
+DEMO_STORE (default <model cache>/demo.sqlite), DEMO_SANDBOX (default auto),
+DEMO_PROBLEMS (default ../shared's HumanEval-X Rust, else the named dataset)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "datasets" / "h
 
 
 def problems() -> str:
+    """DEMO_PROBLEMS, else ../shared's HumanEval-X Rust, else the named dataset (found in
+    VIBES_DATASET_PATH or the cache, or downloaded)."""
     local = SHARED / "humaneval_rust.jsonl.gz"
-    return str(local) if local.exists() else "humaneval-x-rust"
+    return os.environ.get("DEMO_PROBLEMS") or (str(local) if local.exists() else "humaneval-x-rust")
 
 
 def experiment(url: str, tasks: int, sandbox: str) -> str:
@@ -40,7 +43,7 @@ generation:
   concurrency: 1
 variants:
   one-shot: {{setting: one-shot}}
-  self-refine: {{setting: "self-refine:3"}}
+  self-refine: {{setting: "self-refine:3", feedback_chars: 2000}}
 """
 
 

@@ -218,10 +218,8 @@ class Generation:
                 sample = next(queue, None)
             if sample is None:
                 return
-            job: Job | None = None
             try:
-                job = Job(ctx, self.prepared.tasks[sample.task_id], sample)
-                agent(job)
+                agent(Job(ctx, self.prepared.tasks[sample.task_id], sample))
             except Stopped:
                 return
             except BudgetExceeded as exc:
@@ -274,6 +272,7 @@ class GenerationEvaluation(api.Evaluation):
 
     def __init__(self, request: api.Request, settings: GenerationSettings) -> None:
         prepared = prepare(request.benchmark, request.config, settings)
+        make_client(settings).close()  # a missing SDK or key: one line before the run starts
         request.generation = settings.model_dump(mode="json")
         request.generation_identity = settings.identity()
         self.settings = settings
@@ -300,7 +299,15 @@ class GenerationEvaluation(api.Evaluation):
             use_cache=self.use_generation_cache,
             on_result=on_result,
         )
-        results, generated, interrupted = gen.run()
+        try:
+            results, generated, interrupted = gen.run()
+        except UserError as exc:  # a bad key, model or template: the run says why it stopped
+            if self.recording:
+                done = len(gen.results)
+                self.recording.writer.append(
+                    [RunInterrupted(run_id=self.recording.run_id, n_done=done, reason=str(exc))]
+                )
+            raise
         self.generated = generated
         outcome = Outcome(
             self.prepared,

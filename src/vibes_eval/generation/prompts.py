@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.runner import DeviceNeed
 from vibes_eval.generation.settings import PromptSettings
 
 LANGUAGE_NAMES = {
@@ -36,8 +37,11 @@ class Workspace(BaseModel):
 
     files: dict[str, str]
     solution: str  # the file whose content becomes the sample when the agent submits
+    # A command whose output is the solution instead (SWE-bench: `git diff`).
+    solution_command: tuple[str, ...] = ()
     readonly_paths: tuple[Path, ...] = ()  # toolchains the agent's commands may use
     env: dict[str, str] = Field(default_factory=dict)  # for its commands (PATH...)
+    device: DeviceNeed | None = None  # kernels: the GPU the agent builds, times, profiles on
     notes: str = ""  # how to build and test there, for the prompt
 
 

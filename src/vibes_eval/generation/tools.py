@@ -100,7 +100,10 @@ class Toolbox:
     def __enter__(self) -> Toolbox:
         policy = SandboxPolicy(readonly_paths=self.ws.readonly_paths)
         spec = SessionSpec(
-            label=self.job.key[0].replace("/", "_"), files=dict(self.ws.files), policy=policy
+            label=self.job.key[0].replace("/", "_"),
+            files=dict(self.ws.files),
+            policy=policy,
+            device=self.ws.device,
         )
         self.session = self.runner.prepare(spec)
         return self
@@ -199,7 +202,8 @@ class Toolbox:
     # -- the solution -----------------------------------------------------------------
 
     def solution_text(self) -> str:
-        code, out, _ = self._exec(["cat", "--", self.ws.solution])
+        argv = list(self.ws.solution_command) or ["cat", "--", self.ws.solution]
+        code, out, _ = self._exec(argv)
         return out if code == 0 else ""
 
     def solution_completion(self) -> str:

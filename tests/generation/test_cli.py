@@ -364,3 +364,18 @@ def test_mistakes_are_one_line(args: list[str], message: str, tmp_path: Path) ->
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_budget_stops_with_exit_3_and_says_how_to_go_on(serve: Any, tmp_path: Path) -> None:
+    srv = serve({f"fn {n}(": answer(n) for n in SIGS})
+    store = tmp_path / "s.sqlite"
+    args = gen_args(
+        srv, "--tasks", "4", "--concurrency", "1", "--max-tokens-total", "1", "--run-id", "b"
+    )
+    proc = vibes(*args, store=store)
+    assert proc.returncode == 3, proc.stderr
+    assert "stopped: --max-tokens-total 1 reached" in proc.stdout
+    assert "--run-id b" in proc.stderr and len(srv.requests) == 1
+    args[args.index("1", args.index("--max-tokens-total"))] = "100000"
+    vibes(*args, store=store, check=True)
+    assert len(srv.requests) == 4 and metrics(store, "b")["pass@1"] == 1.0

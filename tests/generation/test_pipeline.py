@@ -89,6 +89,11 @@ def test_self_refine_fixes_exactly_what_the_script_fixes(
     # The model saw its failure: the second round's request carries the feedback.
     second = next(b for _, m, i, r, b in srv.requests if m == "task F/0" and r == 2)
     assert "did not pass: failed" in second["messages"][-1]["content"]
+    # Projections, attempts' cache entries included, come back from the events alone.
+    cached = _cache_rows(store)
+    with open_store(resolve(str(store)), create=False) as st:
+        counts = st.rebuild()
+    assert counts["vibes_samples"] == 24 and _cache_rows(store) == cached
     # Round 1 of each refine sample asked the same as one-shot: its verdict came from the
     # cache the one-shot run filled, not from a second evaluation.
     assert all(
@@ -97,6 +102,13 @@ def test_self_refine_fixes_exactly_what_the_script_fixes(
             e for e in events(store, "refine") if isinstance(e, AttemptEvaluated) and e.round == 1
         )
     )
+
+
+def _cache_rows(store: Path) -> list[tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        return sorted(db.execute("select key, result from vibes_cache").fetchall())
 
 
 def test_unusable_answers_are_per_sample_errors(fake_gen: str, serve: Any, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from vibes_eval.runners.select import resolve_runner
 from vibes_eval.store import session
 from vibes_eval.store.base import EventStore, StoreError, StoreMissing
 from vibes_eval.store.compare import Comparison, compare
-from vibes_eval.store.runs import check_run_id
+from vibes_eval.store.runs import check_run_id, new_run_id
 from vibes_eval.store.sql import open_store as _open_sql
 from vibes_eval.store.summary import export_rows, latest_verdicts, run_detail, run_rows
 from vibes_eval.store.urls import is_off, resolve
@@ -102,7 +102,7 @@ class Evaluation:
         return self.request.workers or usable_cpus()
 
     def __enter__(self) -> Evaluation:
-        self.runner = resolve_runner(self.request.sandbox)
+        self.runner = resolve_runner(self.request.sandbox, self.prepared.benchmark.runner_needs)
         try:
             self.prepared.benchmark.environment()  # build toolchain pieces before the clock
             weaker = self.runner.capabilities.weaknesses()
@@ -150,6 +150,9 @@ class Evaluation:
         """Evaluate what is pending. Ctrl-C: the outcome says ``interrupted``; recorded
         verdicts stay recorded."""
         assert self.runner is not None, "use Evaluation as a context manager"
+        bench = self.prepared.benchmark
+        run_id = self.run_id or new_run_id()
+        bench.start_run(run_id)
         outcome = evaluation.run(
             self.prepared,
             self.runner,
@@ -159,6 +162,7 @@ class Evaluation:
             on_result=on_result,
         )
         outcome.notes += self.notes
+        bench.finish_run(run_id, outcome.results, self.prepared.samples)
         if self.recording:
             self.recording.finish(outcome)
             outcome.run_id = self.recording.run_id

@@ -96,3 +96,43 @@ def test_image_tag_is_a_content_hash() -> None:
     tag = image.image_tag()
     assert tag.startswith(f"{image.IMAGE_REPO}:") and tag == image.image_tag()
     assert image.base_tag() != image.image_tag()
+
+
+def test_session_image_is_writable_and_gets_vibes_box(docker_runner: DockerRunner) -> None:
+    """A session in an image without vibes-box (here the bare Debian base): the runner adds
+    static builds of it; the image's files are the session's to change, and go with it."""
+    base = image.base_tag()
+    s = docker_runner.prepare(SessionSpec(label="image", image=base))
+    try:
+        res = docker_runner.execute(
+            s,
+            [
+                "sh",
+                "-c",
+                "id -u; mkdir -p /var/tmp/x && echo ok > /var/tmp/x/f && cat /var/tmp/x/f",
+            ],
+            Limits(),
+        )
+        assert res.ok, res.stderr
+        uid, text = res.stdout.split()
+        assert uid != "0" and text == "ok"  # the job user, never root
+        box = docker_runner._boxes[s.id]
+        box.container.reload()
+        assert box.container.attrs["HostConfig"]["NetworkMode"] == "none"
+        assert box.container.attrs["HostConfig"]["ReadonlyRootfs"] is False
+        assert box.container.image.labels.get(image.BOX_LABEL) == "1"
+    finally:
+        docker_runner.cleanup(s)
+    s = docker_runner.prepare(SessionSpec(label="image", image=base))
+    try:  # a new session starts from the image again
+        res = docker_runner.execute(s, ["sh", "-c", "test -e /var/tmp/x/f || echo gone"], Limits())
+        assert res.stdout.strip() == "gone"
+    finally:
+        docker_runner.cleanup(s)
+
+
+def test_missing_session_image_is_a_runner_error(docker_runner: DockerRunner) -> None:
+    from vibes_eval.core.errors import RunnerError
+
+    with pytest.raises(RunnerError, match="not on this machine"):
+        docker_runner.prepare(SessionSpec(label="none", image="vibes-no-such-image:0"))

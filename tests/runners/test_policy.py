@@ -171,3 +171,12 @@ def test_what_a_sandbox_cannot_enforce_is_refused(sandbox: TaskRunner) -> None:
             sandbox.execute(session, ["true"], FAST)
         finally:
             sandbox.cleanup(session)
+
+
+def test_session_images_only_where_a_runner_can(sandbox: TaskRunner) -> None:
+    """Only container runners run a session in an image; the others refuse in one line."""
+    spec = SessionSpec(label="image", image="vibes-eval-base:x")
+    if sandbox.capabilities.session_images:
+        return
+    with pytest.raises(PolicyUnsupported, match="cannot run a session in an image"):
+        sandbox.prepare(spec)

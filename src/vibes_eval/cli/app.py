@@ -10,8 +10,10 @@ import typer
 from vibes_eval.cli import generate as gen
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
+from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
+from vibes_eval.cli.serve import serve_command
 from vibes_eval.core.errors import UserError
 
 app = typer.Typer(
@@ -24,13 +26,20 @@ eval_app = typer.Typer(no_args_is_help=True, help="Run and inspect evaluations."
 app.add_typer(eval_app, name="eval")
 
 
-@eval_app.command("run")
+@eval_app.command(
+    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
 def run_command(
+    ctx: typer.Context,
     benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. humaneval-rust.")],
     samples: Annotated[
         Path | None,
         typer.Option(
-            "--samples", "-s", help="JSONL of completions ({task_id, completion} per line)."
+            "--samples",
+            "--predictions",
+            "-s",
+            help="The model's outputs: JSONL of completions ({task_id, completion} per line); "
+            "for swe-bench, predictions ({instance_id, model_name_or_path, model_patch}).",
         ),
     ] = None,
     config: opt.ConfigFile = None,
@@ -69,7 +78,9 @@ def run_command(
     dry_run: gen.DryRun = False,
 ) -> None:
     """Evaluate a file of completions (or generate them with --model) and report the
-    benchmark's metrics; the run is recorded in the store."""
+    benchmark's metrics; the run is recorded in the store. Any setting of the benchmark is
+    also an option: --name value (e.g. --instance-ids a b, --repos DIR for swe-bench), the
+    same as --set name=value."""
     generation = gen.settings_from_flags({**locals(), "gen": gen_set})  # None without --model
     if generation is None and samples is None:
         raise UserError("--samples is required (or --model to generate the samples)")
@@ -88,7 +99,7 @@ def run_command(
         sandbox,
         output,
         progress,
-        layers=opt.settings_layers(config, flags, set_),
+        layers=opt.settings_layers(config, [*flags, *opt.extra_settings(ctx.args)], set_),
         store=store,
         run_id=run_id,
         labels=label or [],
@@ -103,6 +114,8 @@ def run_command(
 
 register_store_commands(eval_app)
 gen.register(eval_app)
+register_image_commands(eval_app)
+eval_app.command("serve")(serve_command)
 
 
 def main() -> None:

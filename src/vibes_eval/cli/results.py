@@ -180,6 +180,16 @@ def _show_run(detail: dict[str, Any]) -> None:
         metrics.add_row(name, _num(value))
     console.print(metrics)
 
+    if detail.get("groups"):
+        headline = next((k for k in detail["groups"][0] if k not in
+                         ("group", "tasks", "samples", "passed")), None)  # fmt: skip
+        groups = _table("group", "tasks", "samples", "passed", headline or "-",
+                        right=("tasks", "samples", "passed", headline or "-"))  # fmt: skip
+        for g in detail["groups"]:
+            groups.add_row(g["group"], str(g["tasks"]), str(g["samples"]), str(g["passed"]),
+                           _num(g.get(headline) if headline else None))  # fmt: skip
+        console.print(groups)
+
     if detail["failures"]:
         failures = _table("failure", "samples", right=("samples",))
         for reason, count in detail["failures"].items():

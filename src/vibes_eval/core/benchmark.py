@@ -61,6 +61,9 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     # Reasons of this benchmark's own, beyond ``types.Reason``: name -> what it means.
     reasons: ClassVar[Mapping[str, str]] = {}
     headline: ClassVar[str] = "pass@1"  # the metric a list of runs shows
+    # Runner capabilities it cannot do without (``Capabilities`` flags, e.g.
+    # "session_images"): `--sandbox auto` passes over runners that lack one.
+    runner_needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -154,6 +157,26 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     def task_notes(self, tasks: dict[str, TaskT]) -> dict[str, str]:
         """Per-task warnings to show in reports (e.g. a test block that runs no test)."""
         return {}
+
+    def group_of(self, task_id: str) -> str | None:
+        """The group a task belongs to for per-group breakdowns in reports (SWE-bench: its
+        repository); None: no breakdown."""
+        return None
+
+    # -- run hooks (artifacts a benchmark writes besides the store) ---------------------
+
+    def start_run(self, run_id: str) -> None:
+        """Called once before evaluating, with the run's id (the store's, or a generated
+        one when nothing is recorded)."""
+
+    def finish_run(
+        self,
+        run_id: str,
+        results: Mapping[tuple[str, int], SampleResult],
+        samples: Sequence[Sample],
+    ) -> None:
+        """Called after evaluating (also after an interruption), with every verdict of the
+        run so far, cached and resumed ones included."""
 
     @staticmethod
     def infra_result(sample: Sample, detail: str) -> SampleResult:

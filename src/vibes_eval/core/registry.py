@@ -14,6 +14,14 @@ from vibes_eval.core.errors import UserError
 
 BENCHMARKS: dict[str, str] = {
     "humaneval-rust": "vibes_eval.benchmarks.humaneval.benchmark:HumanEvalRust",
+    "swe-bench": "vibes_eval.benchmarks.swebench.benchmark:SweBench",
+    "humaneval-python": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalPython",
+    "mbpp": "vibes_eval.benchmarks.multilang.benchmark:Mbpp",
+    "humaneval-cpp": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalCpp",
+    "humaneval-go": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalGo",
+    "humaneval-js": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJs",
+    "humaneval-java": "vibes_eval.benchmarks.multilang.benchmark:HumanEvalJava",
+    "multipl-e": "vibes_eval.benchmarks.multilang.benchmark:MultiPLE",
 }
 
 RUNNERS: dict[str, str] = {
@@ -61,6 +69,7 @@ class Scoring:
     solved: Callable[[Sequence[Any]], bool]
     export_row: Callable[[dict[str, Any], Any], dict[str, Any]]
     reasons: dict[str, str]
+    group_of: Callable[[str], str | None] = lambda _task_id: None
 
 
 def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scoring:
@@ -79,5 +88,10 @@ def scoring_for(name: str, config: Mapping[str, Any], ks: Sequence[int]) -> Scor
             dict(CORE_REASONS),
         )  # fmt: skip
     return Scoring(
-        bench.metrics(ks), bench.headline, bench.solved, bench.export_row, bench.known_reasons()
+        bench.metrics(ks),
+        bench.headline,
+        bench.solved,
+        bench.export_row,
+        bench.known_reasons(),
+        bench.group_of,
     )

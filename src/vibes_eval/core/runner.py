@@ -80,6 +80,7 @@ class Capabilities(BaseModel):
     blocks_syscalls: bool = False  # can add ``SandboxPolicy.blocked_syscalls`` to its filter
     extra_writable: bool = False  # can grant ``SandboxPolicy.writable_paths``
     devices: tuple[str, ...] = ()  # accelerators it can hand to sessions (``DeviceNeed``)
+    session_images: bool = False  # can run a session in an image it names (``SessionSpec.image``)
     notes: str = ""  # what is weaker than the isolation level suggests
 
     def weaknesses(self) -> list[str]:
@@ -99,6 +100,10 @@ class SessionSpec(BaseModel):
     files: dict[str, str | bytes] = Field(default_factory=dict)  # written before return
     policy: SandboxPolicy = SandboxPolicy()
     device: DeviceNeed | None = None
+    # A container image to run the session in (an environment prebuilt for the task, e.g.
+    # a repository at its base commit), instead of the runner's own. Its file system is
+    # the session's, writable, and discarded with the session. Container runners only.
+    image: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -153,6 +158,11 @@ class TaskRunner(abc.ABC):
             PolicyUnsupported: one line naming the runner and what it cannot do.
         """
         caps, policy = self.capabilities, spec.policy
+        if spec.image is not None and not caps.session_images:
+            raise PolicyUnsupported(
+                f"--sandbox {self.name} cannot run a session in an image ({spec.image}); "
+                "use --sandbox docker"
+            )
         if caps.isolation_level in (IsolationLevel.NONE, IsolationLevel.PROCESS):
             return
         if policy.network not in caps.network:

@@ -45,6 +45,7 @@ from vibes_eval.generation.retry import RetryPolicy, Stopped
 from vibes_eval.generation.settings import GenerationSettings
 from vibes_eval.generation.stage import EvalStage, Sink, store_cache
 from vibes_eval.store.events import RunInterrupted, SampleEvaluated
+from vibes_eval.store.runs import new_run_id
 from vibes_eval.store.session import Recording
 
 Key = tuple[str, int]
@@ -266,6 +267,22 @@ class Generation:
         self.ctx.sink.submit([event], counted)
 
 
+def generated_samples(placeholders: list[Sample], generated: Generated) -> list[Sample]:
+    """The samples as generated (completion and record), for the benchmark's run hooks."""
+    out = []
+    for s in placeholders:
+        hist = generated.history.samples.get(s.key)
+        final = hist.final if hist is not None else None
+        if final is None:
+            out.append(s)
+            continue
+        record = dict(final.record)
+        out.append(
+            s.model_copy(update={"completion": record.get("completion", ""), "record": record})
+        )
+    return out
+
+
 class GenerationEvaluation(api.Evaluation):
     """``api.Evaluation`` whose samples a model generates: the same runner, store, run
     identity (the generation settings included) and outcome."""
@@ -290,6 +307,9 @@ class GenerationEvaluation(api.Evaluation):
     def run(self, on_result: OnResult | None = None) -> Outcome:
         assert self.runner is not None, "use GenerationEvaluation as a context manager"
         start = time.monotonic()
+        bench = self.prepared.benchmark
+        run_id = self.run_id or new_run_id()
+        bench.start_run(run_id)
         gen = Generation(
             self.prepared,
             self.settings,
@@ -317,6 +337,7 @@ class GenerationEvaluation(api.Evaluation):
             interrupted=interrupted,
         )
         outcome.notes += self.notes
+        bench.finish_run(run_id, results, generated_samples(self.prepared.samples, generated))
         if generated.stop_reason:
             outcome.notes.append(
                 f"stopped: {generated.stop_reason}; {len(results)} of "

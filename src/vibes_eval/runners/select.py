@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from vibes_eval.core.errors import RunnerUnavailable
 from vibes_eval.core.registry import AUTO_ORDER, runner_class
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.runners import cgroups
 
 
-def resolve_runner(name: str) -> TaskRunner:
+def resolve_runner(name: str, needs: Iterable[str] = ()) -> TaskRunner:
     """The runner called ``name`` ("auto": the first of ``AUTO_ORDER`` that works here:
     Landlock stack, Seatbelt on macOS, bubblewrap, firejail, Docker; bubblewrap first where
     no per-job cgroup can be made). ``auto`` never picks ``process`` or ``none``: untrusted
-    code runs unsandboxed only when asked by name.
+    code runs unsandboxed only when asked by name. ``needs``: capabilities the benchmark
+    cannot do without (``Capabilities`` flags such as ``session_images``); ``auto`` passes
+    over runners that lack one.
 
     Raises:
         RunnerUnavailable: (one line: why) the runner cannot work here; for ``auto``,
@@ -22,6 +26,10 @@ def resolve_runner(name: str) -> TaskRunner:
     if name == "auto":
         reasons = []
         for candidate in _auto_order():
+            lacking = [n for n in needs if not getattr(runner_class(candidate).capabilities, n)]
+            if lacking:
+                reasons.append(f"{candidate}: no {', '.join(lacking)}")
+                continue
             try:
                 return _instantiate(candidate)
             except RunnerUnavailable as exc:

@@ -6,15 +6,20 @@ checked read-only (``sqlite_file``) before anything writes to it.
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import (
     Connection,
     Engine,
     Integer,
+    Text,
+    and_,
+    cast,
     create_engine,
     event,
     func,
@@ -24,26 +29,33 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import QueuePool
 
 from vibes_eval.core.types import SampleResult
 from vibes_eval.store import schema
 from vibes_eval.store.base import (
     EventStore,
     ForeignStore,
+    ReadOnlyStore,
     RunInfo,
+    SampleOrder,
+    SamplePage,
     SampleRow,
+    ScoredRow,
     StoreConflict,
     StoredEvent,
     StoreError,
     StoreMissing,
     StoreUnavailable,
     UnknownRun,
+    check_page,
 )
 from vibes_eval.store.events import (
     SCHEMA_VERSION,
     Event,
     EventDecodeError,
     RunStarted,
+    SampleEvaluated,
     decode,
     encode,
 )
@@ -53,26 +65,48 @@ from vibes_eval.store.urls import StoreTarget
 
 PAGE = 2000  # events read per query
 LOCK_ID = 0x76696265  # PostgreSQL advisory lock serializing appends ("vibe")
+MMAP_BYTES = 1 << 30  # read-only SQLite connections map up to this much of the file
 
 
-def open_store(target: StoreTarget, *, create: bool = True) -> SqlStore:
-    """Open (and with ``create``, initialize) the store at ``target``.
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """No cyclic garbage collection while a bulk read builds 100,000s of objects that hold
+    no cycles: the collector would otherwise walk them all, over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def open_store(target: StoreTarget, *, create: bool = True, read_only: bool = False) -> SqlStore:
+    """Open (and with ``create``, initialize) the store at ``target``. ``read_only``: every
+    connection is read-only (SQLite ``mode=ro``, PostgreSQL read-only transactions), a store
+    of an older layout is refused rather than upgraded, and ``append``/``rebuild`` raise
+    ``ReadOnlyStore``: nothing can write, whatever the caller does.
 
     Raises:
-        StoreMissing: ``create`` is False and there is no store there yet.
+        StoreMissing: ``create`` is False (or ``read_only``) and there is no store there yet.
         ForeignStore: not a vibes-eval store, corrupt, or from a newer version.
-        StoreUnavailable: cannot connect, or the file cannot be created.
+        StoreUnavailable: cannot connect, or the file cannot be created; read-only, a store
+            of an older layout.
     """
-    return SqlStore(target, create=create)
+    return SqlStore(target, create=create and not read_only, read_only=read_only)
 
 
 class SqlStore(EventStore):
-    def __init__(self, target: StoreTarget, *, create: bool = True) -> None:
+    def __init__(
+        self, target: StoreTarget, *, create: bool = True, read_only: bool = False
+    ) -> None:
         self.target = target
         self.url = target.display
+        self.read_only = read_only
         self._contexts: dict[str, str] = {}
         self.upgraded_from: int | None = None  # the old table layout, when opening upgraded it
         self._append_lock = threading.Lock()
+        create = create and not read_only
         if target.sqlite_path is not None:
             check_sqlite_file(target.sqlite_path, create=create, is_default=target.is_default)
         self.engine = self._make_engine()
@@ -87,7 +121,19 @@ class SqlStore(EventStore):
 
     def _make_engine(self) -> Engine:
         if self.target.sqlite_path is not None:
-            engine = create_engine(self.target.url, connect_args={"timeout": 60})
+            if self.read_only:
+                # SQLite refuses every write on these connections. The URI is built here:
+                # SQLAlchemy's URL parser would cut a path at '#' or '?'.
+                uri = f"{self.target.sqlite_path.as_uri()}?mode=ro"
+                engine = create_engine(
+                    "sqlite://",
+                    creator=lambda: sqlite3.connect(
+                        uri, uri=True, timeout=60, check_same_thread=False
+                    ),
+                    poolclass=QueuePool,
+                )
+            else:
+                engine = create_engine(self.target.url, connect_args={"timeout": 60})
 
             @event.listens_for(engine, "connect")
             def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -97,6 +143,9 @@ class SqlStore(EventStore):
                 cur.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
                 cur.execute("PRAGMA synchronous=FULL")  # a commit survives power loss too
                 cur.execute("PRAGMA busy_timeout=60000")
+                if self.read_only:
+                    # Reads of a big run touch pages all over the file: map it, not read it.
+                    cur.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
                 cur.close()
 
             @event.listens_for(engine, "begin")
@@ -106,13 +155,21 @@ class SqlStore(EventStore):
                 conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
             return engine
-        return create_engine(
+        engine = create_engine(
             self.target.url, connect_args={"connect_timeout": 10}, pool_pre_ping=True
         )
+        if self.read_only:
+
+            @event.listens_for(engine, "connect")
+            def _read_only(dbapi_conn: Any, _record: Any) -> None:
+                # The server refuses any write in this session's transactions.
+                dbapi_conn.read_only = True
+
+        return engine
 
     def _init_schema(self, create: bool) -> None:
         try:
-            with self._write.begin() as conn:
+            with (self.engine if self.read_only else self._write).begin() as conn:
                 if conn.dialect.name == "postgresql":
                     # Two processes creating the tables at once would collide.
                     conn.execute(text("select pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
@@ -126,6 +183,11 @@ class SqlStore(EventStore):
                             "left untouched"
                         )
                     if version < schema.TABLES_VERSION:
+                        if self.read_only:
+                            raise StoreUnavailable(
+                                f"{self.url}: a store of an older layout ({version}); open it "
+                                "once with `vibes eval results` to upgrade it"
+                            )
                         self._upgrade(conn, version)
                     return
                 ours = sorted(n for n in names if n.startswith("vibes_"))
@@ -202,7 +264,12 @@ class SqlStore(EventStore):
 
     # -- writing ------------------------------------------------------------------------
 
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStore(f"{self.url} is open read-only")
+
     def append(self, events: Sequence[Event]) -> list[int]:
+        self._check_writable()
         if not events:
             return []
         rows = [
@@ -253,6 +320,7 @@ class SqlStore(EventStore):
         return StoreConflict(f"conflicting write for run '{run_id}': {message.splitlines()[0]}")
 
     def rebuild(self) -> dict[str, int]:
+        self._check_writable()
         with self._append_lock:
             try:
                 with self._write.begin() as conn:
@@ -345,7 +413,7 @@ class SqlStore(EventStore):
             host=row.host,
             pid=row.pid,
             proc_start=row.proc_start,
-            extra={"started_seq": row.started_seq},
+            extra={"started_seq": row.started_seq, "last_seq": row.last_seq},
         )
 
     def runs(self) -> list[RunInfo]:
@@ -375,21 +443,22 @@ class SqlStore(EventStore):
         rows = self._query(
             select(t).where(t.c.run_id == run_id).order_by(t.c.line, t.c.task_id, t.c.idx)
         )
-        return [
-            SampleRow(
-                task_id=r.task_id,
-                index=r.idx,
-                line=r.line,
-                passed=bool(r.passed),
-                reason=r.reason,
-                detail=r.detail,
-                wall_s=r.wall_s,
-                measurements=dict(r.measurements or {}),
-                cached=bool(r.cached),
-                seq=r.seq,
-            )
-            for r in rows
-        ]
+        return [self._sample_row(r) for r in rows]
+
+    @staticmethod
+    def _sample_row(r: Any) -> SampleRow:
+        return SampleRow(
+            task_id=r.task_id,
+            index=r.idx,
+            line=r.line,
+            passed=bool(r.passed),
+            reason=r.reason,
+            detail=r.detail,
+            wall_s=r.wall_s,
+            measurements=dict(r.measurements or {}),
+            cached=bool(r.cached),
+            seq=r.seq,
+        )
 
     def task_counts(self, run_ids: Collection[str]) -> dict[str, dict[str, tuple[int, int]]]:
         t = schema.samples
@@ -405,6 +474,143 @@ class SqlStore(EventStore):
         for run_id, task_id, n, c in self._query(query):
             out[run_id][task_id] = (int(n), int(c or 0))
         return out
+
+    def scored(self, run_id: str) -> list[ScoredRow]:
+        t = schema.samples
+        # The measurements as text: decoded only by metrics that read them.
+        query = select(
+            t.c.task_id, t.c.idx, t.c.passed, t.c.reason, t.c.wall_s, cast(t.c.measurements, Text)
+        )
+        span = self._sqlite_span(run_id)
+        if span is None:
+            query = query.where(t.c.run_id == run_id)
+        else:
+            # A run's rows were inserted together: reading that stretch of the table in
+            # order is twice as fast as one index lookup per row ('+' keeps SQLite off the
+            # index).
+            query = query.where(
+                text("vibes_samples.rowid BETWEEN :lo AND :hi AND +vibes_samples.run_id = :run")
+            ).params(lo=span[0], hi=span[1], run=run_id)
+        names: dict[str, str] = {}  # one string per task id and reason, not one per row
+        with _no_gc():
+            return [
+                ScoredRow(
+                    names.setdefault(task, task), idx, bool(passed),
+                    names.setdefault(reason, reason), wall, m,
+                )
+                for task, idx, passed, reason, wall, m in self._fetch_tuples(query)
+            ]  # fmt: skip
+
+    def _fetch_tuples(self, query: Any) -> list[tuple[Any, ...]]:
+        """All rows of ``query`` as the driver's plain tuples: for bulk reads, where
+        SQLAlchemy's row objects cost as much as the database."""
+        try:
+            with self.engine.connect() as conn:
+                compiled = query.compile(dialect=conn.dialect)
+                params: Any = compiled.params
+                if compiled.positiontup is not None:
+                    params = tuple(params[name] for name in compiled.positiontup)
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                try:
+                    cursor.execute(str(compiled), params)
+                    return list(cursor.fetchall())
+                finally:
+                    cursor.close()
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise self._error(exc, "cannot read store") from None
+        except Exception as exc:  # the driver's own errors (psycopg)
+            if type(exc).__module__.startswith("psycopg"):
+                raise StoreUnavailable(f"cannot read store {self.url}: {exc}") from None
+            raise
+
+    def _sqlite_span(self, run_id: str) -> tuple[int, int] | None:
+        """The rowids a SQLite run's verdicts lie between, when they are mostly its own
+        (not when another run's were written in between, or a resume came much later)."""
+        if self.target.sqlite_path is None:
+            return None
+        t = schema.samples
+        rowid = text("vibes_samples.rowid")
+        n, lo, hi = self._query(
+            select(func.count(), func.min(rowid), func.max(rowid)).where(t.c.run_id == run_id)
+        )[0]
+        if not n or hi - lo + 1 > 2 * n:
+            return None
+        return int(lo), int(hi)
+
+    def sample_page(
+        self,
+        run_id: str,
+        *,
+        task_id: str | None = None,
+        reason: str | None = None,
+        passed: bool | None = None,
+        order: SampleOrder = "task",
+        offset: int = 0,
+        limit: int = 50,
+        count: bool = True,
+    ) -> SamplePage:
+        check_page(order, offset, limit)
+        t = schema.samples
+        where = [t.c.run_id == run_id]
+        if task_id is not None:
+            where.append(t.c.task_id == task_id)
+        if reason is not None:
+            where.append(t.c.reason == reason)
+        if passed is not None:
+            where.append(t.c.passed == passed)
+        # "task" walks the primary key, "slowest"/"fastest" the (run_id, wall_s) index.
+        keys = [t.c.task_id, t.c.idx]
+        if order == "slowest":
+            keys = [t.c.wall_s.desc(), *keys]
+        elif order == "fastest":
+            keys = [t.c.wall_s, *keys]
+        # The page's keys first (from the index alone when only run and order are asked),
+        # then those rows: a deep page does not read every row before it.
+        page = (
+            select(t.c.task_id.label("k_task"), t.c.idx.label("k_idx"))
+            .where(*where)
+            .order_by(*keys)
+            .offset(offset)
+            .limit(limit)
+            .subquery()
+        )
+        rows = self._query(
+            select(t)
+            .join(page, and_(t.c.task_id == page.c.k_task, t.c.idx == page.c.k_idx))
+            .where(t.c.run_id == run_id)
+            .order_by(*keys)
+        )
+        total = -1
+        if count:
+            total = self._query(select(func.count()).select_from(t).where(*where))[0][0]
+        return SamplePage([self._sample_row(r) for r in rows], int(total))
+
+    def outcome_counts(self, run_id: str) -> dict[tuple[str, bool], int]:
+        t = schema.samples
+        query = (
+            select(t.c.reason, t.c.passed, func.count())
+            .where(t.c.run_id == run_id)
+            .group_by(t.c.reason, t.c.passed)
+        )
+        return {(reason, bool(passed)): int(n) for reason, passed, n in self._query(query)}
+
+    def sample_event(self, run_id: str, task_id: str, index: int) -> SampleEvaluated | None:
+        s, e = schema.samples, schema.events
+        query = (
+            select(e.c.seq, e.c.body)
+            .join(s, s.c.seq == e.c.seq)
+            .where(s.c.run_id == run_id, s.c.task_id == task_id, s.c.idx == index)
+        )
+        rows = self._query(query)
+        if not rows:
+            return None
+        seq, body = rows[0]
+        try:
+            ev = decode(body)
+        except EventDecodeError as exc:
+            raise ForeignStore(f"{self.url}: event {seq}: {exc}") from None
+        assert isinstance(ev, SampleEvaluated)
+        return ev
 
     def cache_lookup(self, keys: Collection[str]) -> dict[str, SampleResult]:
         t = schema.cache

@@ -96,6 +96,7 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
     ]
     slowest = sorted(rows, key=lambda r: r.wall_s, reverse=True)[:SLOWEST]
     return {
+        "groups": group_rows(scoring, rows),
         "run": {
             "run_id": info.run_id,
             "benchmark": info.benchmark,
@@ -131,6 +132,23 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
         ],
         "notes": notes,
     }
+
+
+def group_rows(scoring: Scoring, rows: list[Any]) -> list[dict[str, Any]]:
+    """Per group of tasks the benchmark declares (SWE-bench: repository): tasks, samples,
+    passed, and the headline metric over the group's tasks. Empty when it declares none."""
+    groups: dict[str, list[Any]] = {}
+    for r in rows:
+        name = scoring.group_of(r.task_id)
+        if name is not None:
+            groups.setdefault(name, []).append(r)
+    wanted = [m for m in scoring.metrics if m.name == scoring.headline]
+    out = []
+    for name, rs in sorted(groups.items()):
+        value = metrics.score(wanted, rs).values.get(scoring.headline)
+        out.append({"group": name, "tasks": len({r.task_id for r in rs}), "samples": len(rs),
+                    "passed": sum(r.passed for r in rs), scoring.headline: value})  # fmt: skip
+    return out
 
 
 def task_order(task_id: str) -> tuple[str, int, str]:

@@ -1,24 +1,11 @@
-"""Named datasets: a short name resolves to a cached file, downloaded once when online."""
+"""HumanEval-Rust's named datasets (resolution in ``core/datasets.py``)."""
 
 from __future__ import annotations
 
-import os
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
-from vibes_eval.core.errors import UserError
-from vibes_eval.paths import data_dir
-
-HF = "https://huggingface.co/datasets"
-
-
-@dataclass(frozen=True)
-class NamedDataset:
-    filename: str  # the name it is cached under (and looked for in VIBES_DATASET_PATH)
-    url: str
-
+from vibes_eval.core import datasets
+from vibes_eval.core.datasets import HF, NamedDataset
 
 DATASETS: dict[str, NamedDataset] = {
     "humaneval-x-rust": NamedDataset(
@@ -29,48 +16,6 @@ DATASETS: dict[str, NamedDataset] = {
 DEFAULT_DATASET = "humaneval-x-rust"
 
 
-def search_dirs() -> list[Path]:
-    """Folders tried before the cache: ``VIBES_DATASET_PATH`` (colon-separated)."""
-    extra = os.environ.get("VIBES_DATASET_PATH", "")
-    return [Path(p) for p in extra.split(os.pathsep) if p] + [data_dir() / "datasets"]
-
-
 def resolve(problems: str | None) -> Path:
-    """A path for ``--problems``: an existing file, or a named dataset (fetched if needed).
-
-    Raises:
-        UserError: neither a file nor a known name, or a download that cannot happen.
-    """
-    name = problems or DEFAULT_DATASET
-    if name not in DATASETS:
-        path = Path(name)
-        if path.exists() or os.sep in name or name.endswith((".jsonl", ".gz", ".json")):
-            if not path.exists():
-                raise UserError("no such problem file", path=path)
-            return path
-        raise UserError(
-            f"--problems {name!r} is neither a file nor a named dataset "
-            f"({', '.join(sorted(DATASETS))})"
-        )
-    ds = DATASETS[name]
-    for folder in search_dirs():
-        if (folder / ds.filename).exists():
-            return folder / ds.filename
-    return _download(name, ds)
-
-
-def _download(name: str, ds: NamedDataset) -> Path:
-    target = data_dir() / "datasets" / ds.filename
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".part")
-    try:
-        with urllib.request.urlopen(ds.url, timeout=30) as resp, open(tmp, "wb") as out:
-            out.write(resp.read())
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise UserError(
-            f"dataset {name!r} is not cached and could not be downloaded ({exc}); "
-            f"fetch {ds.url} by hand and pass --problems PATH, or save it as {target}"
-        ) from None
-    tmp.replace(target)
-    return target
+    """A path for ``--problems``. Raises: UserError (see ``core.datasets.resolve``)."""
+    return datasets.resolve(problems, DATASETS, DEFAULT_DATASET)

@@ -32,6 +32,9 @@ from vibes_eval.runners.docker.client import connect
 
 BASE_REPO = "vibes-eval-base"
 IMAGE_REPO = "vibes-eval-sandbox"
+WRAP_REPO = "vibes-eval-wrap"  # a foreign image with vibes-box and vibes-launch added
+KIND_LABEL = "vibes-eval.image"  # what an image of ours is: sandbox, wrap, swe-env, ...
+BOX_LABEL = "vibes-eval.box"  # "1": the image has vibes-box and vibes-launch (and user 1000)
 BASE_PACKAGES = ("gcc", "libc6-dev")  # cc drives the linker for Rust test binaries
 # build context file -> package it ships in
 CONTEXT_FILES = {
@@ -151,7 +154,7 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
                     rm=True,
                     forcerm=True,
                     network_mode="none",  # everything it needs is in the base
-                    labels={"vibes-eval.image": "sandbox"},
+                    labels={KIND_LABEL: "sandbox", BOX_LABEL: "1"},
                 )
             except Exception as exc:  # docker.errors.BuildError, APIError
                 raise RunnerUnavailable(f"building {tag} failed: {_one_line(exc)}") from None
@@ -243,3 +246,99 @@ def _import(client: Any, rootfs: Path, tag: str) -> None:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[-1] if text else type(exc).__name__)[:200]
+
+
+# -- session images: a benchmark's own image (e.g. a repository at its base commit) -------
+
+_STATIC_BOX_VERSION = "1"
+
+
+def has_box(labels: dict[str, str] | None) -> bool:
+    """Whether an image with these labels carries vibes-box and vibes-launch."""
+    labels = labels or {}
+    return labels.get(BOX_LABEL) == "1" or labels.get(KIND_LABEL) == "sandbox"
+
+
+def ensure_session_image(client: Any, name: str, log: Log = _stderr) -> str:
+    """An image the Docker runner can run sessions in: ``name`` itself when it was built on
+    the evaluation image, else ``name`` with static builds of vibes-box and vibes-launch
+    added (``vibes-eval-wrap:<hash>``, built once: a copy of a layer, no build steps).
+
+    Raises:
+        RunnerUnavailable: ``name`` is not on this machine, or the wrapper cannot be made.
+    """
+    import docker.errors
+
+    try:
+        img = client.images.get(name)
+    except docker.errors.ImageNotFound:
+        raise RunnerUnavailable(f"image {name} is not on this machine (build or pull it)") from None
+    except docker.errors.DockerException as exc:
+        raise RunnerUnavailable(f"cannot inspect image {name}: {_one_line(exc)}") from None
+    if has_box(img.labels):
+        return name
+    boxes = static_box(client, log)
+    tag = f"{WRAP_REPO}:{hashlib.sha256((img.id + boxes.name).encode()).hexdigest()[:12]}"
+    if _exists(client, tag):
+        return tag
+    with _build_lock():
+        if _exists(client, tag):
+            return tag
+        log(f"adding vibes-box to {name} as {tag}")
+        try:
+            container = client.containers.create(name, entrypoint=["/bin/true"], command=[])
+            try:
+                container.put_archive("/", boxes.read_bytes())
+                container.commit(
+                    repository=tag.partition(":")[0],
+                    tag=tag.partition(":")[2],
+                    changes=[
+                        'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]',
+                        "CMD []",
+                        f"LABEL {KIND_LABEL}=wrap {BOX_LABEL}=1",
+                    ],
+                )
+            finally:
+                container.remove(force=True)
+        except docker.errors.DockerException as exc:
+            raise RunnerUnavailable(f"cannot add vibes-box to {name}: {_one_line(exc)}") from None
+    return tag
+
+
+def static_box(client: Any, log: Log = _stderr) -> Path:
+    """A tar of static vibes-box and vibes-launch at ``usr/local/bin``, compiled once in the
+    evaluation image (static: they must run on whatever libc a foreign image has).
+
+    Raises:
+        RunnerUnavailable: the compile failed.
+    """
+    h = hashlib.sha256(_STATIC_BOX_VERSION.encode())
+    for name in ("vibes_box.c", "launcher.c"):
+        h.update(_context()[name])
+    path = cache_dir() / "docker" / f"static-box-{h.hexdigest()[:12]}.tar"
+    if path.exists():
+        return path
+    sandbox = ensure_image(client, log)
+    script = (
+        "set -e; mkdir -p /out/usr/local/bin; cd /usr/local/src; "
+        "gcc -static -O2 -o /out/usr/local/bin/vibes-box vibes_box.c; "
+        "gcc -static -O2 -o /out/usr/local/bin/vibes-launch launcher.c"
+    )
+    container = client.containers.run(
+        sandbox, entrypoint=["/bin/sh", "-c"], command=[script], detach=True, user="0",
+        network_mode="none", mem_limit="1g", memswap_limit="1g", pids_limit=64,
+    )  # fmt: skip
+    try:
+        status = container.wait(timeout=300).get("StatusCode")
+        if status != 0:
+            tail = container.logs().decode(errors="replace").strip()[-200:]
+            raise RunnerUnavailable(f"compiling a static vibes-box failed: {tail}")
+        stream, _ = container.get_archive("/out/usr")
+        data = b"".join(stream)
+    finally:
+        container.remove(force=True)
+    # get_archive names the entries "usr/...": extract them back under "/" as they are.
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return path

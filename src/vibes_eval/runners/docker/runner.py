@@ -8,6 +8,11 @@ are identical to the local runners'. Pid 1 is ``vibes-box init`` (root without
 capabilities); commands run as an unprivileged user through ``vibes-box run``, which caps
 output inside the container and kills every process of that user when the command ends.
 
+A session may name its own image (``SessionSpec.image``: SWE-bench's repository at its
+base commit). Its container runs that image with a writable root (the container's own
+layer, discarded with it); an image without vibes-box gets static builds of vibes-box and
+vibes-launch added once (``image.ensure_session_image``). Everything else is as above.
+
 Isolation between samples: a session (one sample, or one batch of samples the benchmark
 chose to compile together) owns its container and work dir; nothing is shared between
 sessions but the read-only mounts. Commands of one session run one at a time.
@@ -43,7 +48,7 @@ from vibes_eval.core.types import ExecutionResult, Limits
 from vibes_eval.runners import quota, spawn
 from vibes_eval.runners.cgroups import CgroupStats
 from vibes_eval.runners.docker.client import connect
-from vibes_eval.runners.docker.image import ensure_image
+from vibes_eval.runners.docker.image import ensure_image, ensure_session_image
 from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
 from vibes_eval.runners.sandbox import granted_paths, policy_flags
 
@@ -90,6 +95,7 @@ class DockerRunner(LocalRunner):
         ),
         blocks_syscalls=True,
         extra_writable=True,
+        session_images=True,
         notes="one container per session; commands of a session share it, one at a time",
     )
 
@@ -112,6 +118,8 @@ class DockerRunner(LocalRunner):
             )
         self._boxes: dict[str, _Box] = {}
         self._boxes_lock = threading.Lock()
+        self._session_images: dict[str, str] = {}  # SessionSpec.image -> image with vibes-box
+        self._images_lock = threading.Lock()
         self._closing = False
         self.remove_leftovers()
 
@@ -151,15 +159,19 @@ class DockerRunner(LocalRunner):
             if not p.startswith("/dev/"):  # device nodes come with the device request
                 mounts.append(Mount(target=p, source=p, type="bind", read_only=False))
         mem = f"{limits.memory_mb}m"
+        own_image = session.spec.image is None
+        image = self.image if own_image else self._session_image(session.spec.image)
         try:
             container = self.client.containers.run(
-                self.image,
+                image,
                 detach=True,
                 name=f"vibes-{session.id}",
                 labels={LABEL_OWNER: _owner(), "vibes-eval.session": session.id},
                 network_mode=self._network_mode(session),
                 device_requests=self._device_requests(session),
-                read_only=True,
+                # A session image's files are the session's (a repository to patch): the
+                # container's own layer takes the writes and goes with the container.
+                read_only=own_image,
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
                 mem_limit=mem,
@@ -175,6 +187,20 @@ class DockerRunner(LocalRunner):
         except docker.errors.DockerException as exc:
             raise RunnerError(f"cannot start a container for {session.id}: {exc}") from exc
         return _Box(container=container, limits=(limits.memory_mb, limits.pids))
+
+    def _session_image(self, name: str) -> str:
+        """``name``, or a copy of it with vibes-box added (built once per runner and image).
+
+        Raises:
+            RunnerError: the image is missing or cannot be prepared.
+        """
+        with self._images_lock:
+            if name not in self._session_images:
+                try:
+                    self._session_images[name] = ensure_session_image(self.client, name)
+                except RunnerUnavailable as exc:
+                    raise RunnerError(str(exc)) from exc
+            return self._session_images[name]
 
     def _network_mode(self, session: Session) -> str:
         """``none`` still has a loopback interface: enough for a local-only session."""

@@ -1,0 +1,166 @@
+"""The static policy filter of the compiled and scripted languages: what a completion may
+not use, because it could end the test early, read the harness's token, tamper with the
+test or reach outside (processes, files, signals, symbol tricks).
+
+As for Rust, this is what keeps a sample from forging a pass *inside* the test's own
+process (the sandbox contains everything else): a pass needs the token the harness hands
+the program only after the test's `main` returned, and reading it takes one of the
+refused calls. Patterns match code with comments and literals blanked out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Violation:
+    category: str
+    rule: str
+    line: int  # 1-based, within the completion
+
+    def __str__(self) -> str:
+        return f"{self.category}: {self.rule} (completion line {self.line})"
+
+
+def strip_c_like(code: str, *, backtick: bool = False, hash_comments: bool = False) -> str:
+    """``code`` with comments and string/char literals replaced by spaces (newlines kept,
+    so offsets and line numbers stay): C, C++, Java, JavaScript, Go (``backtick``: JS
+    template and Go raw strings), and ``#`` comments for scripting languages."""
+    out = list(code)
+    i, n = 0, len(code)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = code[i]
+        two = code[i : i + 2]
+        if (two == "//" and not hash_comments) or (hash_comments and c == "#"):
+            end = code.find("\n", i)
+            end = n if end < 0 else end
+            blank(i, end)
+            i = end
+        elif two == "/*" and not hash_comments:
+            end = code.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            blank(i, end)
+            i = end
+        elif c in "\"'" or (backtick and c == "`"):
+            j = i + 1
+            while j < n and code[j] != c:
+                if code[j] == "\\" and c != "`":
+                    j += 1
+                elif code[j] == "\n" and c != "`":
+                    break
+                j += 1
+            blank(i + 1, j)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+Rule = tuple[str, str, str]  # category, readable rule, regex
+
+_EXIT = ("early exit", "exit/abort/atexit")
+CPP: list[Rule] = [
+    (*_EXIT, r"\b(exit|_exit|_Exit|quick_exit|at_quick_exit|atexit|abort|terminate)\s*\("),
+    ("process", "system/fork/exec/spawn/kill",
+     r"\b(system|popen|fork|vfork|exec[lv]p?e?|posix_spawnp?|kill|killpg|raise|syscall|ptrace"
+     r"|dlopen|dlsym)\s*\("),
+    ("input", "stdin and files",
+     r"\b(cin|wcin|stdin|scanf|fscanf|getchar|gets|fgets|fgetc|getc|fread|fopen|freopen|fdopen"
+     r"|ifstream|ofstream|fstream|filebuf|opendir|environ)\b"
+     r"|\b(read|pread|readv|open|openat|creat|dup|dup2|dup3|mmap|ioctl|fcntl)\s*\("),
+    ("symbols", "extern/asm/attributes/pragmas",
+     r"\bextern\b|\basm\b|__asm|__attribute__|\[\[\s*gnu\s*::|#\s*pragma"),
+    ("symbols", "namespace std / explicit specialization",
+     r"\bnamespace\s+(std|__gnu_cxx|__cxxabiv1)\b|\btemplate\s*<\s*>"),
+    ("signals", "signals and jumps",
+     r"\b(signal|sigaction|setjmp|longjmp|sigsetjmp|siglongjmp|set_terminate)\b"),
+    ("threads", "threads", r"\bstd\s*::\s*(thread|jthread|async)\b|\bpthread_\w+"),
+    ("headers", "system headers",
+     r"#\s*include\s*[<\"](unistd|fcntl|sys/|signal|csignal|setjmp|csetjmp|dlfcn|thread|"
+     r"pthread|fstream|filesystem|spawn)"),
+]  # fmt: skip
+
+JAVA: list[Rule] = [
+    (*_EXIT, r"\bSystem\s*\.\s*exit\b|\bRuntime\b|\bhalt\s*\("),
+    ("process", "processes", r"\bProcessBuilder\b|\bProcessHandle\b|\bexec\s*\("),
+    ("input", "stdin and files",
+     r"\bSystem\s*\.\s*(in|console|setIn|setOut|setErr)\b|\bFileDescriptor\b|\bjava\s*\.\s*nio\b"
+     r"|\b(File|FileInputStream|FileReader|RandomAccessFile|Files|Paths|Scanner)\b"),
+    ("reflection", "reflection and class loading",
+     r"\bjava\s*\.\s*lang\s*\.\s*(reflect|invoke)\b|\bsetAccessible\b|\bgetDeclared\w*|"
+     r"\bClassLoader\b|\bMethodHandles?\b|\bUnsafe\b|\bClass\s*\.\s*forName\b"),
+    ("threads", "threads", r"\bThread\b|\bExecutor\w*|\bshutdown\w*Hook"),
+    ("test tampering", "redefines equals/hashCode/compareTo/toString",
+     r"\b(boolean\s+equals|int\s+hashCode|int\s+compareTo|String\s+toString)\s*\("),
+    ("test tampering", "a class named like the harness", r"\bclass\s+(Main|VibesRun)\b"),
+]  # fmt: skip
+
+JS: list[Rule] = [
+    ("early exit", "process", r"\bprocess\b"),
+    ("modules", "require/import", r"\brequire\b|\bimport\b|\bmodule\b|\bexports\b"),
+    ("globals", "the global object and code from strings",
+     r"\bglobalThis\b|\bglobal\b|\bwindow\b|\beval\b|\bFunction\b|\bconstructor\b|\bthis\b"
+     r"|\bReflect\b|\bProxy\b|\b__proto__\b|\bprototype\b|\bdefineProperty\b|\bSymbol\b"),
+    ("test tampering", "console, toJSON, valueOf, the harness's names",
+     r"\bconsole\s*\.\s*assert\b|\bconsole\s*=|\btoJSON\b|\bvalueOf\b|\b__vibes"),
+    ("timers", "timers and async work",
+     r"\b(setTimeout|setInterval|setImmediate|queueMicrotask)\b"),
+]  # fmt: skip
+
+GO: list[Rule] = [
+    (*_EXIT, r"\bos\s*\.\s*Exit\b|\bruntime\s*\.\s*Goexit\b|\bsyscall\b|\bunsafe\b"),
+    ("input", "stdin and files", r"\bos\s*\.\s*(Stdin|Open\w*|Create|ReadFile|NewFile)\b"),
+    ("process", "processes", r"\bos\s*/\s*exec\b|\"os/exec\"|\bexec\s*\.\s*Command\b"),
+    ("test tampering", "testing internals", r"\btesting\s*\.\s*(M|MainStart)\b|\bfunc\s+Test"
+     r"|\bfunc\s+init\s*\(|\bfunc\s+TestMain\b"),
+    ("symbols", "linkname", r"go:linkname|\bcgo\b|\"C\""),
+]  # fmt: skip
+
+# Scripting languages of MultiPL-E: exits, stdin, processes (best effort).
+SCRIPT: dict[str, list[Rule]] = {
+    "perl": [(*_EXIT, r"\b(exit|die|exec|system|fork|kill|open|STDIN|eval|require|use)\b|`")],
+    "bash": [(*_EXIT, r"\b(exit|exec|kill|trap|read|source|eval)\b|/dev/|\$\(|`|<")],
+    "lua": [(*_EXIT, r"\bos\s*\.|\bio\s*\.|\b(load|loadstring|dofile|require|debug)\b")],
+    "ruby": [(*_EXIT, r"\b(exit|exit!|abort|at_exit|exec|system|fork|spawn|STDIN|gets|"
+                      r"open|eval|require|Process|Kernel|ObjectSpace)\b|`|\$stdin")],
+    "php": [(*_EXIT, r"\b(exit|die|exec|system|shell_exec|passthru|proc_open|popen|fopen|"
+                     r"file_get_contents|eval|register_shutdown_function|STDIN)\b|`")],
+    "r": [(*_EXIT, r"\b(q|quit|system|system2|readLines|file|stdin|eval|parse|on\.exit|"
+                   r"Sys\.\w+|source)\s*\(")],
+    "julia": [(*_EXIT, r"\b(exit|run|read|readline|open|stdin|eval|ccall|atexit|include)\b")],
+    "ts": JS,
+}  # fmt: skip
+
+RULES: dict[str, list[Rule]] = {"cpp": CPP, "java": JAVA, "js": JS, "go": GO, **SCRIPT}
+_COMPILED: dict[str, list[tuple[str, str, re.Pattern[str]]]] = {
+    lang: [(cat, rule, re.compile(rx)) for cat, rule, rx in rules] for lang, rules in RULES.items()
+}
+_HASH_COMMENTS = {"perl", "bash", "ruby", "r", "julia"}
+
+
+def strip_for(language: str, code: str) -> str:
+    if language in _HASH_COMMENTS:
+        return strip_c_like(code, hash_comments=True)
+    return strip_c_like(code, backtick=language in ("js", "ts", "go"))
+
+
+def check(language: str, completion: str) -> Violation | None:
+    """The first rule ``completion`` breaks (earliest in the text), or None."""
+    rules = _COMPILED.get(language, [])
+    code = strip_for(language, completion)
+    first: Violation | None = None
+    for cat, rule, rx in rules:
+        m = rx.search(code)
+        if m:
+            line = code.count("\n", 0, m.start()) + 1
+            if first is None or line < first.line:
+                first = Violation(cat, rule, line)
+    return first

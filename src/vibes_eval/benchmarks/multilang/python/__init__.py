@@ -1,0 +1,1 @@
+"""Python: the trusted tests in one process, each sample in a forked process of its own."""

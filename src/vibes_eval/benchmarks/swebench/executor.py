@@ -1,0 +1,252 @@
+"""Evaluate one model patch in its instance's image, through the Docker runner.
+
+A fresh container per prediction (the image is the snapshot: a container starts in half a
+second, and nothing one prediction leaves behind can reach another). In it, as the
+unprivileged job user and without network:
+
+1. apply the patch with the official fallbacks (``git apply``, ``--3way``, ``--reject``,
+   ``patch --fuzz=5``), resetting the tree after each failed try;
+2. run the eval script in three commands: what comes before the start marker (log the
+   state, reinstall, reset the test files, apply the test patch), the test command, and
+   what follows the end marker (reset). The test command runs alone, so its exit status
+   comes from the runner, not from a line it prints, and the log section the parser reads
+   is exactly its output;
+3. for pytest, the harness's probe (``probe/vibes_swe_probe.py``, from a read-only mount)
+   records each test's raw outcome in a file of its own.
+
+``test_output.txt`` is the three outputs joined with the markers, as the official script
+prints them, plus the ``>>>>> Test Exit Code`` line swebench 5.x reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.specs import APPLIED, APPLY_FAILED, END, REPO_DIR, START
+from vibes_eval.core.errors import RunnerError
+from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
+from vibes_eval.core.types import ExecutionResult, Limits, Termination
+
+PROBE_DIR = Path(__file__).resolve().parent / "probe"
+PROBE_FILE = "probe.jsonl"
+APPLY_COMMANDS = (
+    "git apply --verbose",
+    "git apply --verbose --3way",
+    "git apply --verbose --reject",
+    "patch --batch --forward --fuzz=5 -p1 -i",
+)
+RESET_TREE = "git reset -q --hard HEAD && git clean -qfd"
+APPLY_LIMITS = Limits(timeout_s=120, memory_mb=1024, pids=256, output_bytes=1 << 20)
+_ENV_LINE = re.compile(r"^\s*(source |\. |conda activate|cd |export |set )")
+GIT_ENV = {  # /testbed of an official image is root's: let the job user's git read it
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "safe.directory",
+    "GIT_CONFIG_VALUE_0": "*",
+    # git looks the host up for a default identity (a socket the sandbox refuses)
+    "GIT_AUTHOR_NAME": "vibes-eval",
+    "GIT_AUTHOR_EMAIL": "vibes-eval@localhost",
+    "GIT_COMMITTER_NAME": "vibes-eval",
+    "GIT_COMMITTER_EMAIL": "vibes-eval@localhost",
+    "PIP_NO_INDEX": "1",  # no network in the session: fail at once instead of retrying
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+}
+
+
+@dataclass
+class Steps:
+    """An eval script cut at the markers."""
+
+    pre: str
+    test: str
+    post: str
+    split: bool  # False: no markers found, the whole script runs as ``test``
+
+
+@dataclass
+class SweRun:
+    """What evaluating one prediction observed."""
+
+    image: str = ""
+    eval_script: str = ""
+    apply_log: str = ""
+    applied_with: str | None = None
+    pre: ExecutionResult | None = None
+    test: ExecutionResult | None = None
+    post: ExecutionResult | None = None
+    probe: list[dict[str, Any]] = field(default_factory=list)
+    uses_pytest: bool = False
+    wall_s: float = 0.0
+    log: list[str] = field(default_factory=list)  # run_instance.log lines
+
+    @property
+    def applied(self) -> bool:
+        return self.applied_with is not None
+
+    def test_output(self) -> str:
+        """The log the official script would print (markers included)."""
+        parts = [self.pre.stdout if self.pre else "", self.test.stdout if self.test else ""]
+        if self.test is not None:
+            parts.append(self.post.stdout if self.post else f"+ : '{END}'\n")
+            parts.append(f">>>>> Test Exit Code: {self.test_exit}\n")
+        return "".join(p if p.endswith("\n") or not p else p + "\n" for p in parts)
+
+    def section(self) -> str:
+        """The test command's output: what the parser reads."""
+        if self.test is None:
+            return ""
+        out = self.test.stdout
+        marker = out.find(START)
+        return out[out.index("\n", marker) + 1 :] if marker >= 0 and "\n" in out[marker:] else out
+
+    @property
+    def test_exit(self) -> int | None:
+        return None if self.test is None else self.test.exit_code
+
+
+def split_script(script: str) -> Steps:
+    """Cut an eval script at ``: '>>>>> Start Test Output'`` and ``... End ...``. The test
+    part starts with the script's environment lines (activate, cd, export) so it runs in
+    the same environment as the whole script would."""
+    lines = script.splitlines()
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if START in line and "echo" not in line and line.strip().startswith(":")
+        ),
+        None,
+    )
+    end = next(
+        (i for i, line in enumerate(lines) if END in line and line.strip().startswith(":")), None
+    )
+    header = ["#!/bin/bash", "exec 2>&1"]
+    if start is None or end is None or end < start:
+        return Steps("", "\n".join([*header, *lines]) + "\n", "", split=False)
+    body = [line for line in lines[:start] if not line.startswith("#!")]
+    env = [line for line in body if _ENV_LINE.match(line) and "<<" not in line]
+    pre = [*header, *body]
+    test = [*header, *env, *lines[start:end]]
+    post = [*header, *[line for line in body if line.startswith("set ")], *lines[end:]]
+    return Steps(*("\n".join(x) + "\n" for x in (pre, test, post)), split=True)
+
+
+def looks_like_pytest(steps: Steps) -> bool:
+    return bool(re.search(r"\bpytest\b|py\.test", steps.test.split(START, 1)[-1]))
+
+
+class Executor:
+    """Runs predictions of SWE-bench instances on a runner that takes session images."""
+
+    def __init__(self, limits: Limits, probe: bool = True) -> None:
+        self.limits = limits
+        self.probe = probe
+
+    def run(
+        self, inst: SweInstance, patch: str, image: str, script: str, runner: TaskRunner
+    ) -> SweRun:
+        """Raises: RunnerError when the runner fails (infrastructure)."""
+        start = time.monotonic()
+        out = SweRun(image=image, eval_script=script)
+        steps = split_script(script)
+        out.uses_pytest = self.probe and steps.split and looks_like_pytest(steps)
+        files = {
+            "patch.diff": patch,
+            "pre.sh": steps.pre,
+            "test.sh": steps.test,
+            "post.sh": steps.post,
+        }
+        policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.DISABLED)
+        out.log.append(f"instance {inst.task_id}: image {image}")
+        session = runner.prepare(
+            SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
+        )
+        try:
+            self._apply(session, runner, out)
+            if out.applied:
+                self._evaluate(inst, session, runner, steps, out)
+        finally:
+            runner.cleanup(session)
+            out.wall_s = time.monotonic() - start
+        return out
+
+    def _sh(
+        self,
+        session: Session,
+        runner: TaskRunner,
+        command: str,
+        limits: Limits,
+        env: dict[str, str] | None = None,
+    ) -> ExecutionResult:
+        res = runner.execute(
+            session, ["bash", "-c", command], limits, env={**GIT_ENV, **(env or {})}
+        )
+        if res.termination is Termination.KILLED:
+            raise RunnerError("the container was stopped from outside (runner shutdown)")
+        return res
+
+    def _apply(self, session: Session, runner: TaskRunner, out: SweRun) -> None:
+        patch = f"{session.path}/patch.diff"
+        for command in APPLY_COMMANDS:
+            res = self._sh(session, runner, f"cd {REPO_DIR} && {command} {patch}", APPLY_LIMITS)
+            out.apply_log += f"$ {command}\n{res.stdout}{res.stderr}"
+            if res.ok:
+                out.applied_with = command
+                out.log.append(f"{APPLIED}: {command}")
+                return
+            out.log.append(f"failed: {command} (exit {res.exit_code}, {res.termination})")
+            reset = self._sh(session, runner, f"cd {REPO_DIR} && {RESET_TREE}", APPLY_LIMITS)
+            if not reset.ok:
+                raise RunnerError(
+                    f"cannot reset the repository: {reset.stdout}{reset.stderr}"[:300]
+                )
+        out.log.append(APPLY_FAILED)
+
+    def _evaluate(
+        self, inst: SweInstance, session: Session, runner: TaskRunner, steps: Steps, out: SweRun
+    ) -> None:
+        path = session.path
+        if steps.pre:
+            out.pre = self._sh(session, runner, f"bash {path}/pre.sh", self.limits)
+            out.log.append(f"pre-test steps: exit {out.pre.exit_code} ({out.pre.termination})")
+        env: dict[str, str] = {}
+        if out.uses_pytest:
+            from vibes_eval.benchmarks.swebench.specs import test_directives
+
+            tests = [f"{REPO_DIR}/{d}" for d in test_directives(inst) if d.endswith(".py")]
+            env = {
+                "VIBES_PROBE_OUT": f"{path}/{PROBE_FILE}",
+                "VIBES_PROBE_FILES": ":".join(tests),
+                "PYTHONPATH": str(PROBE_DIR),
+                "PYTEST_ADDOPTS": "-p vibes_swe_probe",
+            }
+        out.test = self._sh(session, runner, f"bash {path}/test.sh", self.limits, env)
+        out.log.append(
+            f"test command: exit {out.test.exit_code} ({out.test.termination}, "
+            f"{out.test.wall_s:.1f} s)"
+        )
+        if steps.post:
+            out.post = self._sh(session, runner, f"bash {path}/post.sh", self.limits)
+        if out.uses_pytest:
+            out.probe = read_probe(runner, session)
+
+
+def read_probe(runner: TaskRunner, session: Session) -> list[dict[str, Any]]:
+    try:
+        raw = runner.read_file(session, PROBE_FILE)
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            records.append(rec)
+    return records

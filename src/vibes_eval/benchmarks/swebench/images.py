@@ -1,0 +1,444 @@
+"""Instance images: where an instance's repository sits at its base commit, installed.
+
+Three sources, in order: the image a 5.x row names; the official prebuilt image under
+``--image-namespace`` (``swebench``: ``swebench/sweb.eval.x86_64.<id>``, pulled when a
+registry is reachable); else built here, offline, in two layers on the project's
+evaluation image (so vibes-box is in them): an environment per repository and version
+(``vibes-swe-env``: Debian's Python in a venv at /opt/vibes-env, the spec's packages from
+PyPI, a ``conda activate`` shim so official eval scripts run unchanged) and an instance
+image (``vibes-swe-inst``: the repository from the mirror at /testbed, checked out at the
+base commit, later history removed, installed). Tags hash everything that went in, so an
+unchanged recipe is found at once and a changed one is built anew.
+
+Builds run as containers (memory, pids and CPU limits, the network to reach PyPI and the
+Debian mirror) that are committed to images; one build per tag at a time across threads
+and processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import os
+import shlex
+import subprocess
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.specs import ENV_NAME, REPO_DIR, Spec
+from vibes_eval.core.errors import RunnerError, UserError
+from vibes_eval.paths import cache_dir
+from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
+
+ENV_REPO = "vibes-swe-env"
+INSTANCE_REPO = "vibes-swe-inst"
+RECIPE = "1"  # bump when the build scripts below change
+VENV = "/opt/vibes-env"
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+BUILD_MEMORY = "4g"
+BUILD_PIDS = 2048
+BUILD_TIMEOUT_S = 3600
+APT_PACKAGES = (
+    "python3",
+    "python3-venv",
+    "python3-dev",
+    "git",
+    "patch",
+    "ca-certificates",
+    "build-essential",
+)
+
+Log = Callable[[str], None]
+
+# `source /opt/miniconda3/bin/activate; conda activate testbed` (the official eval
+# scripts) activate the venv instead.
+CONDA_SHIM = f"""\
+# vibes-eval: stands in for miniconda's activate script in locally built images
+conda() {{
+  if [ "${{1:-}}" = activate ]; then
+    . {VENV}/bin/activate
+    export CONDA_DEFAULT_ENV="${{2:-{ENV_NAME}}}"
+  fi
+}}
+"""
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def official_name(namespace: str, iid: str, arch: str = "x86_64") -> str:
+    """The official instance image name (Docker Hub forbids ``__``: it becomes ``_1776_``)."""
+    key = iid.lower().replace("__", "_1776_")
+    return f"{namespace}/sweb.eval.{arch}.{key}:latest"
+
+
+def _hash(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def env_recipe(spec: Spec) -> dict[str, Any]:
+    """What the environment image is made of (the parts of a spec that install packages)."""
+    pkgs = spec.get("packages", "")
+    return {
+        "python": str(spec.get("python", "")),
+        "packages": pkgs if pkgs not in ("requirements.txt", "environment.yml") else "",
+        "pip_packages": list(spec.get("pip_packages", [])),
+        "apt_packages": list(spec.get("apt_packages", [])),
+    }
+
+
+def env_script(spec: Spec) -> str:
+    recipe = env_recipe(spec)
+    apt = " ".join([*APT_PACKAGES, *recipe["apt_packages"]])
+    pip = [*recipe["packages"].split(), *recipe["pip_packages"]]
+    lines = [
+        "set -euxo pipefail",
+        "export DEBIAN_FRONTEND=noninteractive PIP_CERT=/etc/vibes/host-ca.crt "
+        "PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore",
+        "apt-get update -q",
+        f"apt-get install -y -q --no-install-recommends {apt}",
+        "rm -rf /var/lib/apt/lists/*",
+        f"python3 -m venv {VENV}",
+        f"{VENV}/bin/python -m pip install -q -U pip setuptools wheel",
+    ]
+    if pip:
+        lines.append(f"{VENV}/bin/python -m pip install -q {' '.join(shlex.quote(p) for p in pip)}")
+    lines += [
+        "mkdir -p /opt/miniconda3/bin",
+        f"cat > /opt/miniconda3/bin/activate <<'EOF_VIBES'\n{CONDA_SHIM}EOF_VIBES",
+        f"mkdir -p {REPO_DIR}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
+    """Clone ``source`` (a path inside the build container) at the base commit, drop later
+    history, install, then commit the installed state as the official images do."""
+    base = inst.base_commit
+    lines = [
+        "set -euxo pipefail",
+        "export PIP_CERT=/etc/vibes/host-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 "
+        "PIP_ROOT_USER_ACTION=ignore GIT_CONFIG_GLOBAL=/root/.gitconfig "
+        "GIT_SSL_CAINFO=/etc/vibes/host-ca.crt",
+        "git config --global user.email setup@swebench.config",
+        "git config --global user.name SWE-bench",
+        "git config --global --add safe.directory '*'",
+        f"rm -rf {REPO_DIR}",
+        f"git clone -q --no-checkout {shlex.quote(source)} {REPO_DIR}",
+        f"cd {REPO_DIR}",
+        f"git checkout -q -B main {base}",
+        "git remote remove origin",
+        "git for-each-ref --format='%(refname)' | { grep -v '^refs/heads/main$' || true; } "
+        "| xargs -r -n1 git update-ref -d",
+        "git reflog expire --expire=now --all",
+        "git gc -q --prune=now",
+        f"source /opt/miniconda3/bin/activate && conda activate {ENV_NAME}",
+    ]
+    if spec.get("packages") == "requirements.txt":
+        lines.append(
+            "if [ -f requirements.txt ]; then python -m pip install -q -r requirements.txt; fi"
+        )
+    lines += list(spec.get("pre_install", []))
+    if "install" in spec:
+        lines.append(spec["install"])
+    lines += ["git commit -q --allow-empty -am SWE-bench", f"chown -R 1000:1000 {REPO_DIR}"]
+    return "\n".join(lines) + "\n"
+
+
+# -- the mirror -------------------------------------------------------------------------------
+
+
+def mirror_source(repos: str | None, repo: str) -> Path | None:
+    """The mirror's copy of ``repo`` (``owner__name``: a git directory, or a ``.bundle``)."""
+    if not repos:
+        return None
+    root = Path(repos).expanduser()
+    name = repo.replace("/", "__")
+    for candidate in (root / name, root / f"{name}.git", root / f"{name}.bundle"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _tar_of(path: Path, arcname: str) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.add(str(path), arcname=arcname)
+        ca = Path(HOST_CA)
+        if ca.exists():
+            tar.add(str(ca), arcname="etc/vibes/host-ca.crt")
+    return buf.getvalue()
+
+
+def _ca_only() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        if Path(HOST_CA).exists():
+            tar.add(HOST_CA, arcname="etc/vibes/host-ca.crt")
+    return buf.getvalue()
+
+
+# -- building -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _tag_lock(tag: str) -> Iterator[None]:
+    with _locks_guard:
+        lock = _locks.setdefault(tag, threading.Lock())
+    path = cache_dir() / "docker" / "locks"
+    path.mkdir(parents=True, exist_ok=True)
+    with lock, open(path / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _exists(client: Any, tag: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def build_log_dir() -> Path:
+    path = cache_dir() / "docker" / "build-logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _build(
+    client: Any,
+    parent: str,
+    tag: str,
+    script: str,
+    files: bytes,
+    labels: Mapping[str, str],
+    log: Log,
+) -> None:
+    """Run ``script`` as root in a container of ``parent`` (with the network), commit it.
+
+    Raises:
+        RunnerError: the build failed or timed out (the message names its log).
+    """
+    import docker.errors
+
+    logfile = build_log_dir() / (tag.replace("/", "_").replace(":", "_") + ".log")
+    log(f"building {tag} (log: {logfile})")
+    start = time.monotonic()
+    container = None
+    try:
+        container = client.containers.create(
+            parent,
+            entrypoint=["/bin/bash", "-c"],
+            command=[script],
+            user="0",
+            network_mode="bridge",
+            mem_limit=BUILD_MEMORY,
+            memswap_limit=BUILD_MEMORY,
+            pids_limit=BUILD_PIDS,
+            nano_cpus=int(2e9),
+            security_opt=["no-new-privileges"],
+            labels={KIND_LABEL: "build"},
+        )
+        if files:
+            container.put_archive("/", files)
+        container.start()
+        try:
+            status = container.wait(timeout=BUILD_TIMEOUT_S).get("StatusCode")
+        except Exception:  # requests' ReadTimeout: the build ran past its time
+            status = None
+        logfile.write_bytes(container.logs())
+        if status != 0:
+            tail = logfile.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+            what = "timed out" if status is None else f"failed (exit {status})"
+            raise RunnerError(f"building {tag} {what}: {tail[0][:200]}; log: {logfile}")
+        changes = [
+            'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]',
+            "CMD []",
+            "WORKDIR /",
+            "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
+        ]
+        repo, _, version = tag.partition(":")
+        container.commit(repository=repo, tag=version, changes=changes)
+    except docker.errors.DockerException as exc:
+        raise RunnerError(f"building {tag}: {str(exc).splitlines()[0][:200]}") from exc
+    finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+    log(f"built {tag} in {time.monotonic() - start:.0f} s")
+
+
+class ImageBuilder:
+    """Finds or builds the image of each instance. Thread-safe."""
+
+    def __init__(self, repos: str | None, namespace: str | None, log: Log) -> None:
+        self.repos = repos
+        self.namespace = namespace
+        self.log = log
+        self._client: Any = None
+        self._base: str | None = None
+        self._guard = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        with self._guard:
+            if self._client is None:
+                from vibes_eval.runners.docker.client import connect
+
+                self._client = connect()
+            return self._client
+
+    def base(self) -> str:
+        with self._guard:
+            if self._base is None:
+                from vibes_eval.runners.docker.client import connect
+
+                self._client = self._client or connect()
+                self._base = ensure_image(self._client)
+            return self._base
+
+    def env_tag(self, spec: Spec) -> str:
+        return f"{ENV_REPO}:{_hash(RECIPE, self.base(), env_recipe(spec))}"
+
+    def instance_tag(self, inst: SweInstance, spec: Spec) -> str:
+        recipe = {k: spec.get(k) for k in ("pre_install", "install", "packages")}
+        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe)
+        return f"{INSTANCE_REPO}:{digest}"
+
+    def image_for(self, inst: SweInstance, spec: Spec | None) -> str:
+        """The image to evaluate ``inst`` in, built or pulled if needed.
+
+        Raises:
+            UserError: nothing to build from (no spec, no mirror copy of the repository).
+            RunnerError: a build or pull failed (infrastructure: retried on resume).
+        """
+        if inst.image:
+            return self._pulled(inst.image)
+        if self.namespace:
+            return self._pulled(official_name(self.namespace, inst.task_id))
+        if spec is None:
+            from vibes_eval.benchmarks.swebench.specs import missing_spec
+
+            raise UserError(missing_spec(inst))
+        env = self.env_tag(spec)
+        tag = self.instance_tag(inst, spec)
+        if _exists(self.client, tag):
+            touch(tag)
+            return tag
+        with _tag_lock(env):
+            if not _exists(self.client, env):
+                _build(
+                    self.client,
+                    self.base(),
+                    env,
+                    env_script(spec),
+                    _ca_only(),
+                    {
+                        KIND_LABEL: "swe-env",
+                        BOX_LABEL: "1",
+                        "vibes-eval.swe.repo": inst.repo,
+                        "vibes-eval.swe.version": inst.version,
+                    },
+                    self.log,
+                )
+        with _tag_lock(tag):
+            if not _exists(self.client, tag):
+                files, source = self._repo_files(inst)
+                _build(
+                    self.client,
+                    env,
+                    tag,
+                    instance_script(inst, spec, source),
+                    files,
+                    {
+                        KIND_LABEL: "swe-instance",
+                        BOX_LABEL: "1",
+                        "vibes-eval.swe.instance": inst.task_id,
+                    },
+                    self.log,
+                )
+        touch(env)
+        touch(tag)
+        return tag
+
+    def _repo_files(self, inst: SweInstance) -> tuple[bytes, str]:
+        """The repository for the build container: the mirror's copy, else GitHub."""
+        mirror = mirror_source(self.repos, inst.repo)
+        if mirror is None:
+            if self.repos:
+                raise UserError(
+                    f"--repos {self.repos} has no {inst.repo.replace('/', '__')} "
+                    f"(a git directory or .bundle) for {inst.task_id}"
+                )
+            return _ca_only(), f"https://github.com/{inst.repo}"
+        if mirror.is_dir():
+            check = subprocess.run(
+                ["git", "-C", str(mirror), "cat-file", "-e", f"{inst.base_commit}^{{commit}}"],
+                capture_output=True,
+            )
+            if check.returncode != 0:
+                raise UserError(f"{mirror} has no commit {inst.base_commit} ({inst.task_id})")
+            git_dir = mirror / ".git" if (mirror / ".git").is_dir() else mirror
+            return _tar_of(git_dir, "tmp/vibes-repo"), "/tmp/vibes-repo"
+        return _tar_of(mirror, "tmp/vibes-repo.bundle"), "/tmp/vibes-repo.bundle"
+
+    def _pulled(self, name: str) -> str:
+        import docker.errors
+
+        if _exists(self.client, name):
+            touch(name)
+            return name
+        with _tag_lock(name):
+            if not _exists(self.client, name):
+                self.log(f"pulling {name}")
+                try:
+                    self.client.images.pull(name)
+                except docker.errors.DockerException as exc:
+                    raise RunnerError(
+                        f"cannot pull {name} ({str(exc).splitlines()[0][:160]}); offline, "
+                        "build images here instead (leave out --image-namespace)"
+                    ) from exc
+        touch(name)
+        return name
+
+
+# -- the cache: last use, listing, pruning -------------------------------------------------------
+
+
+def _usage_path() -> Path:
+    path = cache_dir() / "docker"
+    path.mkdir(parents=True, exist_ok=True)
+    return path / "last-used.json"
+
+
+def touch(tag: str) -> None:
+    """Record that ``tag`` was used now (pruning removes the least recently used)."""
+    path = _usage_path()
+    with open(path.with_suffix(".lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data[tag] = time.time()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+
+def last_used() -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in json.loads(_usage_path().read_text()).items()}
+    except (OSError, ValueError):
+        return {}

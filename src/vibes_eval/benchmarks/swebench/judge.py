@@ -1,0 +1,138 @@
+"""From what the executor observed to a verdict.
+
+``official`` is what swebench 5.x's ``get_eval_report`` makes of ``test_output.txt``
+(same reading of the log, same validity checks, same grading), so the two can be compared
+on every instance. The verdict then adds what the official harness cannot see:
+
+- the static findings (``tampering``): a patch that touches test infrastructure or
+  reaches into the test runner is never resolved;
+- the runtime cross-checks: every test the log reports passing must have run and passed
+  in the probe's own record (written outside the report objects the repository's code can
+  rewrite), run the function its test file defines, and a log without failures must come
+  with a zero exit status read from the runner (not a line the tests print), and failures
+  the probe saw must come with a non-zero one. Any disagreement means the log does not
+  describe the run: ``test_tampering``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vibes_eval.benchmarks.swebench import grading
+from vibes_eval.benchmarks.swebench.executor import SweRun
+from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.specs import APPLY_FAILED, END, START
+from vibes_eval.benchmarks.swebench.tampering import Findings
+
+_BAD_CODES = (APPLY_FAILED, ">>>>> Reset Failed", ">>>>> Tests Errored", ">>>>> Tests Timed Out")
+# Signs that a runner ran at all when nothing was parsed (swebench 5.x, abridged to the
+# runners of Python repositories plus the generic counts).
+_SUITE_RAN = re.compile(r"[1-9]\d* passing|Tests:\s+[1-9]\d*|^# tests [1-9]\d*", re.M)
+
+
+@dataclass
+class Official:
+    """What the official grading makes of the log."""
+
+    valid: bool  # patch_successfully_applied in the report: the log could be graded
+    statuses: dict[str, str] = field(default_factory=dict)
+    tests_status: dict[str, Any] | None = None
+    resolution: str = grading.NO
+
+    @property
+    def resolved(self) -> bool:
+        return self.valid and self.resolution == grading.FULL
+
+
+def official_grade(
+    inst: SweInstance, log: str, section: str, parse: Any, exit_code: int | None
+) -> Official:
+    """swebench 5.x's reading of ``test_output.txt`` (``get_logs_eval``, then the grading).
+    ``section``: the test command's output, which is what lies between the markers."""
+    if any(code in log for code in _BAD_CODES) or not (START in log and END in log):
+        return Official(valid=False)
+    statuses = parse(section, None)
+    if not statuses:
+        statuses = parse(log, None)
+    if not statuses and not _SUITE_RAN.search(log):
+        return Official(valid=False)
+    if (
+        exit_code not in (None, 0)
+        and statuses
+        and not any(s in ("FAILED", "ERROR") for s in statuses.values())
+    ):
+        return Official(valid=False, statuses=statuses)
+    report = grading.tests_report(statuses, inst.FAIL_TO_PASS, inst.PASS_TO_PASS, inst.eval_type)
+    return Official(True, statuses, report, grading.resolution(report))
+
+
+def _probe_calls(probe: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in probe:
+        if rec.get("event") == "phase" and isinstance(rec.get("nodeid"), str):
+            out.setdefault(rec["nodeid"], []).append(rec)
+    return out
+
+
+def _raised(rec: Mapping[str, Any]) -> bool:
+    """A phase failed for real (an xfail-marked test failing is its expected outcome)."""
+    raw = rec.get("raw")
+    if raw != "failed":
+        return False
+    return not (rec.get("when") == "call" and rec.get("xfail_marked"))
+
+
+def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]:
+    """Disagreements between the log, the probe and the exit status (empty: none)."""
+    problems: list[str] = []
+    statuses = official.statuses
+    exit_code = run.test_exit
+    if (
+        exit_code not in (None, 0)
+        and statuses
+        and not any(s in ("FAILED", "ERROR") for s in statuses.values())
+    ):
+        problems.append(f"the test command exited {exit_code} but its log reports no failure")
+    if not run.uses_pytest:
+        return problems
+    if not any(r.get("event") == "start" for r in run.probe):
+        return problems  # the probe could not load (e.g. a very old pytest): nothing to compare
+    calls = _probe_calls(run.probe)
+    failed_seen = [n for n, recs in calls.items() if any(_raised(r) for r in recs)]
+    if exit_code == 0 and failed_seen:
+        problems.append(f"the test command exited 0 but {failed_seen[0]} failed")
+    for test in [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS]:
+        key = grading.resolve_id(test, statuses)
+        if key is None or statuses[key] not in grading.PASSING:
+            continue
+        # The parser keeps an id up to its first blank: the probe's ids, read the same way.
+        runs = [r for n, recs in calls.items() if (n.split() or [""])[0] == key for r in recs]
+        if not any(r.get("when") == "call" for r in runs):
+            problems.append(f"{test}: reported {statuses[key]} but never ran")
+        elif any(_raised(r) for r in runs):
+            problems.append(f"{test}: reported {statuses[key]} but raised")
+        elif any(r.get("function") == "changed" for r in runs):
+            problems.append(f"{test}: the function that ran is not the one its test file defines")
+    return problems
+
+
+def summary_counts(official: Official) -> dict[str, float]:
+    if official.tests_status is None:
+        return {}
+    ts = official.tests_status
+    return {
+        "f2p_passed": len(ts[grading.F2P]["success"]),
+        "f2p_total": len(ts[grading.F2P]["success"]) + len(ts[grading.F2P]["failure"]),
+        "p2p_passed": len(ts[grading.P2P]["success"]),
+        "p2p_total": len(ts[grading.P2P]["success"]) + len(ts[grading.P2P]["failure"]),
+    }
+
+
+def tampering_detail(findings: Findings, problems: Sequence[str]) -> str:
+    parts = [findings.detail()] if findings else []
+    if problems:
+        parts.append("the test log disagrees with the run: " + "; ".join(problems[:3]))
+    return "; ".join(parts)

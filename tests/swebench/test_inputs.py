@@ -1,0 +1,221 @@
+"""Loading instances and predictions, eval scripts, log parsing and the grading rules:
+no Docker needed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.swebench.conftest import LITE_ROWS, maker, needs_lite
+from vibes_eval.benchmarks.swebench import grading, instances, specs
+from vibes_eval.benchmarks.swebench.executor import split_script
+from vibes_eval.benchmarks.swebench.predictions import load_predictions, patch_is_none
+from vibes_eval.core.errors import UserError
+
+
+@needs_lite
+def test_real_rows_load_and_filter() -> None:
+    rows = instances.load(str(LITE_ROWS))
+    assert len(rows) == 5
+    inst = rows["pytest-dev__pytest-11143"]
+    assert inst.repo == "pytest-dev/pytest" and len(inst.PASS_TO_PASS) == 114
+    assert inst.FAIL_TO_PASS == [
+        "testing/test_assertrewrite.py::TestIssue11140::test_constant_not_picked_as_module_docstring"
+    ]
+    assert list(instances.load(str(LITE_ROWS), instance_filter="^django")) == [
+        "django__django-16255", "django__django-15781"]  # fmt: skip
+    assert list(instances.load(str(LITE_ROWS), instance_ids=["sympy__sympy-13031"])) == [
+        "sympy__sympy-13031"
+    ]
+    with pytest.raises(UserError, match="not in"):
+        instances.load(str(LITE_ROWS), instance_ids=["nope__nope-1"])
+
+
+def test_test_lists_as_json_strings_or_lists(tmp_path: Path) -> None:
+    row = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "test_patch": "x",
+           "FAIL_TO_PASS": '["t1"]', "PASS_TO_PASS": ["t2"], "version": 0.21}  # fmt: skip
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    inst = instances.load(str(path))["a__b-1"]
+    assert inst.FAIL_TO_PASS == ["t1"] and inst.PASS_TO_PASS == ["t2"] and inst.version == "0.21"
+    for bad, field in (
+        ({**row, "FAIL_TO_PASS": "[t1"}, "FAIL_TO_PASS"),
+        ({**row, "repo": ""}, "repo"),
+    ):
+        path.write_text(json.dumps(bad) + "\n")
+        with pytest.raises(UserError, match=rf"d.jsonl:1 field '{field}'"):
+            instances.load(str(path))
+
+
+def test_named_dataset_offline_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"SWE-bench/SWE-bench_Lite.*to_json") as err:
+        instances.load("lite")
+    assert "\n" not in str(err.value)
+
+
+def test_predictions_in_every_official_shape(tmp_path: Path, toy: dict[str, Path]) -> None:
+    tasks = instances.load(str(toy["instances"]))
+    rows = [json.loads(line) for line in toy["gold"].read_text().splitlines()]
+    shapes = {
+        "p.jsonl": "".join(json.dumps(r) + "\n" for r in rows),
+        "p.json": json.dumps(rows),
+        "k.json": json.dumps({r["instance_id"]: {k: v for k, v in r.items() if k != "instance_id"}
+                              for r in rows}),
+    }  # fmt: skip
+    for name, text in shapes.items():
+        (tmp_path / name).write_text(text)
+        samples = load_predictions(tmp_path / name, tasks, tasks)
+        assert [s.task_id for s in samples] == list(tasks)
+        assert samples[0].completion == rows[0]["model_patch"]
+    empty = load_predictions(toy["empty"], tasks, tasks)
+    assert [(s.completion, patch_is_none(s)) for s in empty] == [("", False), ("", True)]
+
+
+def test_bad_predictions_are_one_line_errors(tmp_path: Path, toy: dict[str, Path]) -> None:
+    tasks = instances.load(str(toy["instances"]))
+    path = tmp_path / "p.jsonl"
+    cases = {
+        '{"instance_id": "x__y-9", "model_patch": ""}': "unknown instance id",
+        '{"instance_id": "vibes-toy__calc-1"}': "field 'model_patch': missing",
+        '{"instance_id": "vibes-toy__calc-1", "model_patch": 3}': "expected a string or null",
+        "[1]": "expected a JSON object",
+    }
+    for line, message in cases.items():
+        path.write_text('{"instance_id": "vibes-toy__calc-2", "model_patch": ""}\n' + line + "\n")
+        with pytest.raises(UserError, match=message) as err:
+            load_predictions(path, tasks, tasks)
+        assert "p.jsonl:2" in str(err.value)
+
+
+def test_toy_repository_is_reproducible(tmp_path: Path, toy: dict[str, Path]) -> None:
+    again = maker.make(tmp_path / "again")
+    assert again["instances"].read_text() == toy["instances"].read_text()
+    assert again["gold"].read_text() == toy["gold"].read_text()
+
+
+def test_toy_instances_cover_the_cases(toy: dict[str, Path]) -> None:
+    rows = {r.task_id: r for r in instances.load(str(toy["instances"])).values()}
+    one, two = rows["vibes-toy__calc-1"], rows["vibes-toy__calc-2"]
+    assert "tests/test_text.py::test_blank_only[]" in one.FAIL_TO_PASS  # an empty parameter id
+    assert "tests/test_text.py::test_idempotent[]" in one.PASS_TO_PASS
+    assert "tests/test_text.py::test_normalize_spaces[" in one.FAIL_TO_PASS  # cut at a blank
+    assert "new file mode" in two.test_patch and specs.modified_files(two.test_patch) == []
+    assert two.FAIL_TO_PASS == ["tests/test_stats.py::test_mean_empty",
+                                "tests/test_stats.py::test_median_even"]  # fmt: skip
+
+
+# -- eval scripts ----------------------------------------------------------------------------
+
+
+@needs_lite
+def test_eval_scripts_of_real_rows() -> None:
+    rows = instances.load(str(LITE_ROWS))
+    django = rows["django__django-16255"]
+    spec = {"install": "python -m pip install -e .",
+            "test_cmd": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"}  # fmt: skip
+    script = specs.eval_script(django, spec)
+    assert (
+        "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 "
+        "sitemaps_tests.test_http sitemaps_tests.urls.http" in script
+    )
+    assert (
+        f"git checkout {django.base_commit} tests/sitemaps_tests/test_http.py "
+        "tests/sitemaps_tests/urls/http.py" in script
+    )
+    steps = split_script(script)
+    assert steps.split and "runtests.py" in steps.test and "git apply" in steps.pre
+    assert "git apply" not in steps.test and specs.END in steps.post
+
+
+@needs_lite
+def test_eval_scripts_match_the_official_generator() -> None:
+    """swebench 4.1's ``make_eval_script_list`` (when the extra is installed) gives the same
+    script for every real row."""
+    make = pytest.importorskip("swebench.harness.test_spec.python").make_eval_script_list_py
+    from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+
+    for inst in instances.load(str(LITE_ROWS)).values():
+        spec = MAP_REPO_VERSION_TO_SPECS[inst.repo][inst.version]
+        row = inst.model_dump() | {"repo": inst.repo, "version": inst.version}
+        theirs = make(row, spec, "testbed", "/testbed", inst.base_commit, inst.test_patch)
+        assert specs.eval_script_lines(inst, spec) == theirs, inst.task_id
+
+
+# -- parsing and grading ------------------------------------------------------------------------
+
+LOG = """\
+PASSED tests/t.py::test_a
+PASSED tests/t.py::test_p[ x-1]
+FAILED tests/t.py::test_b - AssertionError: 1 != 2
+XFAIL tests/t.py::test_x - reason
+SKIPPED [1] tests/t.py:9: no network
+SKIPPED tests/t.py::test_s
+ERROR tests/t.py::test_e - fixture
+"""
+
+
+def test_pytest_parser_reads_as_the_official_one() -> None:
+    assert specs.parse_pytest(LOG) == {
+        "tests/t.py::test_a": "PASSED", "tests/t.py::test_p[": "PASSED",
+        "tests/t.py::test_b": "FAILED", "tests/t.py::test_x": "XFAIL",
+        "tests/t.py::test_s": "SKIPPED", "tests/t.py::test_e": "ERROR",
+    }  # fmt: skip
+
+
+def test_grading_rules() -> None:
+    sm = specs.parse_pytest(LOG)
+    report = grading.tests_report(
+        sm,
+        ["tests/t.py::test_a", "tests/t.py::test_x", "tests/t.py::test_p[", "tests/t.py::test_s"],
+        ["tests/t.py::test_s", "tests/t.py::test_missing"],
+        None,
+    )
+    # XFAIL passes; a skipped FAIL_TO_PASS fails; a skipped PASS_TO_PASS is kept; missing fails
+    assert report["FAIL_TO_PASS"]["failure"] == ["tests/t.py::test_s"]
+    assert report["PASS_TO_PASS"] == {"success": ["tests/t.py::test_s"],
+                                      "failure": ["tests/t.py::test_missing"]}  # fmt: skip
+    assert grading.resolution(report) == grading.NO
+    ok = grading.tests_report(
+        sm, ["tests/t.py::test_a", "tests/t.py::test_b"], ["tests/t.py::test_x"], None
+    )
+    assert grading.resolution(ok) == grading.PARTIAL
+    assert grading.resolve_id("tests/t.py::test_p[ x", {"tests/t.py::test_p[ x-1]": "PASSED"})
+
+
+@needs_lite
+def test_real_test_ids_grade_against_a_made_up_log() -> None:
+    inst = instances.load(str(LITE_ROWS))["pytest-dev__pytest-11143"]
+    log = "".join(f"PASSED {t}\n" for t in inst.PASS_TO_PASS + inst.FAIL_TO_PASS)
+    report = grading.tests_report(
+        specs.parse_pytest(log), inst.FAIL_TO_PASS, inst.PASS_TO_PASS, None
+    )
+    assert grading.resolution(report) == grading.FULL
+    # ids cut at a blank ("test_get_assertion_exprs[assert") match the full ones
+    assert len(report["PASS_TO_PASS"]["success"]) == 114
+
+
+def test_specs_file_errors(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("a/b: [1]\n")
+    with pytest.raises(UserError, match="expected"):
+        specs.read_specs(str(path))
+    with pytest.raises(UserError, match="cannot read"):
+        specs.read_specs(str(tmp_path / "none.yaml"))
+
+
+def test_bundle_mirror_is_found(tmp_path: Path, toy: dict[str, Path]) -> None:
+    from vibes_eval.benchmarks.swebench.images import mirror_source
+
+    src = toy["repos"] / maker.MIRROR_NAME
+    assert mirror_source(str(toy["repos"]), maker.REPO) == src
+    if shutil.which("git"):
+        subprocess.run(["git", "-C", str(src), "bundle", "create", "-q",
+                        str(tmp_path / f"{maker.MIRROR_NAME}.bundle"), "--all"], check=True)  # fmt: skip
+        assert mirror_source(str(tmp_path), maker.REPO).suffix == ".bundle"

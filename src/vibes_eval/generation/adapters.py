@@ -73,6 +73,11 @@ class Adapter:
         """The sample, from the solution file an agent left in its work dir."""
         return solution
 
+    def record_fields(self, task: Task, completion: str, model: str) -> dict[str, Any]:
+        """The sample as the benchmark's own input format has it (what `vibes eval
+        export` writes and the benchmark's run hooks read)."""
+        return {"task_id": task.task_id, "completion": completion}
+
     def feedback(self, result: SampleResult, limit: int) -> dict[str, Any]:
         """Template variables describing a failed attempt: the reason and its meaning, the
         detail line, the output (compiler errors, failing tests, validation), details."""
@@ -142,7 +147,62 @@ class HumanEvalAdapter(Adapter):
         )
 
 
-ADAPTERS: dict[str, type[Adapter]] = {"humaneval": HumanEvalAdapter}
+class SweBenchAdapter(Adapter):
+    """SWE-bench: the problem statement; one-shot answers are a ```diff; an agent works in
+    the instance's image (the repository at its base commit, the environment installed),
+    and its answer is the repository's `git diff`, graded like any prediction."""
+
+    def context(self, task: Any) -> PromptContext:
+        return PromptContext(
+            task_id=task.task_id,
+            family="patch",
+            language="diff",
+            variables={
+                "problem_statement": task.problem_statement,
+                "hints": task.hints_text,
+                "repo": task.repo,
+                "base_commit": task.base_commit,
+                "repo_dir": self._repo_dir(),
+                "description": task.problem_statement,
+            },
+        )
+
+    def completion(self, task: Any, ctx: PromptContext, text: str, style: str) -> str:
+        patch = first_fence(text, "diff")
+        return patch if patch.endswith("\n") or not patch else patch + "\n"
+
+    def workspace(self, task: Any, ctx: PromptContext) -> Workspace | None:
+        from vibes_eval.benchmarks.swebench import specs
+
+        bench: Any = self.benchmark
+        image = bench.builder.image_for(task, specs.spec_for(task, bench.user_specs))
+        repo = self._repo_dir()
+        # Tracked changes and new files; caches and build output are not part of a fix.
+        diff = ("git add -N -- $(git ls-files --others --exclude-standard -- "
+                "':!:*/__pycache__/*' ':!:*.pyc' ':!:*.egg-info/*') >/dev/null 2>&1; "
+                "git -c core.fileMode=false diff")  # fmt: skip
+        from vibes_eval.benchmarks.swebench.executor import GIT_ENV
+        from vibes_eval.benchmarks.swebench.specs import ENV_NAME
+
+        activate = f"source /opt/miniconda3/bin/activate >/dev/null 2>&1; conda activate {ENV_NAME}"
+        return Workspace(
+            files={}, solution="", root=repo, image=image, env=dict(GIT_ENV),
+            solution_command=("/bin/sh", "-c", diff), shell_prelude=activate + " >/dev/null 2>&1",
+            notes="`run` has the repository's Python environment active (python, pytest).",
+        )  # fmt: skip
+
+    def record_fields(self, task: Task, completion: str, model: str) -> dict[str, Any]:
+        return {"instance_id": task.task_id, "model_name_or_path": model,
+                "model_patch": completion}  # fmt: skip
+
+    @staticmethod
+    def _repo_dir() -> str:
+        from vibes_eval.benchmarks.swebench.specs import REPO_DIR
+
+        return REPO_DIR
+
+
+ADAPTERS: dict[str, type[Adapter]] = {"humaneval": HumanEvalAdapter, "swebench": SweBenchAdapter}
 
 
 def adapter_for(benchmark: Benchmark[Any, Any]) -> Adapter:

@@ -192,7 +192,8 @@ class Job:
     # -- evaluation -------------------------------------------------------------------
 
     def sample(self, completion: str) -> Sample:
-        return self.placeholder.model_copy(update={"completion": completion})
+        fields = self.run.adapter.record_fields(self.task, completion, self.run.settings.model)
+        return self.placeholder.model_copy(update={"completion": completion, "record": fields})
 
     def submit(self, completion: str) -> Future[SampleResult]:
         return self.run.stage.submit(self.sample(completion))
@@ -263,8 +264,9 @@ class Job:
         what the sample's generation took."""
         calls = [self.hist.calls[s] for s in sorted(self.hist.calls)]
         requests = sum(1 for ev in self.hist.events if isinstance(ev, ModelCalled))
+        fields = self.run.adapter.record_fields(self.task, completion, self.run.settings.model)
         return {
-            "task_id": self.key[0],
+            **fields,
             "completion": completion,
             "model": self.run.settings.model,
             "setting": self.run.settings.setting,

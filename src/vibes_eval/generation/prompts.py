@@ -42,6 +42,11 @@ class Workspace(BaseModel):
     readonly_paths: tuple[Path, ...] = ()  # toolchains the agent's commands may use
     env: dict[str, str] = Field(default_factory=dict)  # for its commands (PATH...)
     device: DeviceNeed | None = None  # kernels: the GPU the agent builds, times, profiles on
+    image: str | None = None  # a session image holding the task's environment (SWE-bench)
+    # Where the file tools act: "" is the session's work dir (writes go through the
+    # runner); an absolute path is a directory of the image (everything runs as commands).
+    root: str = ""
+    shell_prelude: str = ""  # run before each `run` command (activate an environment)
     notes: str = ""  # how to build and test there, for the prompt
 
 
@@ -79,6 +84,13 @@ You work in a sandboxed directory through tools; the solution lives in `{{ solut
 {% endif %}You have at most {{ tool_budget }} tool calls. Check your work with run_tests, and call \
 submit when `{{ solution_file }}` holds your final solution."""
 
+_PATCH_AGENT = """\
+You work through tools in a sandbox where the repository is checked out at `{{ repo_dir }}` \
+(file tools take paths relative to it; `run` starts there). Edit its files to fix the issue: \
+your changes, as `git diff` shows them, are your answer. Do not edit the tests.
+{% if workspace_notes %}{{ workspace_notes }}
+{% endif %}You have at most {{ tool_budget }} tool calls; call submit when you are done."""
+
 BUILTIN: dict[str, dict[str, str]] = {
     "function": {
         "system": _SYSTEM,
@@ -105,8 +117,25 @@ Reply with the complete {{ answer_noun }} in one ```{{ language }} code block.
         "feedback": _FEEDBACK,
         "agent": _AGENT_NOTE,
     },
+    "patch": {
+        "system": "You are an expert software engineer fixing issues in real repositories.",
+        "user": """\
+Fix this issue of the repository {{ repo }} (at commit {{ base_commit }}):
+
+{{ problem_statement }}
+{% if hints %}
+Hints:
+{{ hints }}
+{% endif %}
+Reply with a unified diff of the fix (as `git diff` prints it, paths relative to the \
+repository root) in one ```diff code block.
+""",
+        "completion": "{{ problem_statement }}\n",
+        "feedback": _FEEDBACK,
+        "agent": _PATCH_AGENT,
+    },
 }
-ANSWER_NOUN = {"function": "function", "solution": "solution"}
+ANSWER_NOUN = {"function": "function", "solution": "solution", "patch": "patch"}
 
 
 def _environment() -> Any:

@@ -104,6 +104,7 @@ class Toolbox:
             files=dict(self.ws.files),
             policy=policy,
             device=self.ws.device,
+            image=self.ws.image,
         )
         self.session = self.runner.prepare(spec)
         return self
@@ -134,9 +135,12 @@ class Toolbox:
         chosen = self.job.run.option("tools", None)
         return [t for t in SPECS if chosen is None or t in chosen or t == "submit"]
 
-    def _exec(self, argv: list[str]) -> tuple[int | None, str, str]:
+    def _exec(self, argv: list[str], stdin: bytes | None = None) -> tuple[int | None, str, str]:
+        """Run in the workspace's root (the work dir, or a directory of the image)."""
         assert self.session is not None
-        res = self.runner.execute(self.session, argv, self.limits, env=self.ws.env)
+        if self.ws.root:
+            argv = ["/bin/sh", "-c", 'cd "$0" && exec "$@"', self.ws.root, *argv]
+        res = self.runner.execute(self.session, argv, self.limits, env=self.ws.env, stdin=stdin)
         code = res.exit_code if res.termination.value == "exited" else None
         return (
             code,
@@ -167,7 +171,14 @@ class Toolbox:
 
     def _write_file(self, path: str, content: str) -> tuple[str, bool]:
         assert self.session is not None
-        self.runner.write_files(self.session, {self._inside(path): content})
+        path = self._inside(path)
+        if not self.ws.root:
+            self.runner.write_files(self.session, {path: content})
+        else:  # a directory of the image: written from inside the sandbox
+            script = 'mkdir -p "$(dirname "$0")" && cat > "$0"'
+            code, _, err = self._exec(["/bin/sh", "-c", script, path], stdin=content.encode())
+            if code != 0:
+                return cap(err or f"cannot write {path}", self.output_chars), False
         return f"wrote {len(content)} characters to {path}", True
 
     def _edit_file(self, path: str, old: str, new: str) -> tuple[str, bool]:
@@ -180,7 +191,11 @@ class Toolbox:
         return self._write_file(path, text.replace(old, new, 1))
 
     def _run(self, command: str) -> tuple[str, bool]:
-        code, out, err = self._exec(["/bin/sh", "-c", command])
+        if self.ws.shell_prelude:
+            argv = ["/bin/bash", "-c", f"{self.ws.shell_prelude}\n{command}"]
+        else:
+            argv = ["/bin/sh", "-c", command]
+        code, out, err = self._exec(argv)
         shown = (
             f"exit code: {code}\n"
             + (f"stdout:\n{out}\n" if out else "")

@@ -348,6 +348,7 @@ def test_tool_augmented_agent_works_in_the_sandbox(serve: Any, tmp_path: Path) -
             "means nothing to one-shot",
         ),
         (["--model", "openai/x", "--tasks", "Nope/1", "--dry-run"], "unknown task id 'Nope/1'"),
+        (["--model", "openai/x", "--gen", "prompt.user={{ nope }}"], "'nope' is undefined"),
     ],
 )
 def test_mistakes_are_one_line(args: list[str], message: str, tmp_path: Path) -> None:

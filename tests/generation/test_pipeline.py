@@ -284,3 +284,15 @@ def test_tool_augmented_works_in_the_sandbox_within_its_budget(
     assert f1.tools[3].output.startswith("failed: failed")  # run_tests' verdict
     assert "leaves the work dir" in f1.tools[0].output
     assert out.generated.history.totals.tool_calls == 8
+
+
+def test_a_benchmark_without_prompts_is_refused_before_the_run(
+    serve: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from vibes_eval.core import registry
+
+    monkeypatch.setitem(registry.BENCHMARKS, "fake", "tests.core.fake:FakeBenchmark")
+    srv = serve({})
+    with pytest.raises(UserError, match="cannot prompt a model yet: it needs a prompt_context"):
+        generate("fake", settings(srv), sandbox="process", store=str(tmp_path / "s.sqlite"))
+    assert not (tmp_path / "s.sqlite").exists() and not srv.requests

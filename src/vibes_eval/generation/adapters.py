@@ -7,7 +7,8 @@ statement and a workspace holding the repository). It may also implement
 ``answer_to_completion(task, context, text, style)`` when the answer's code needs more
 than the generic fence extraction, and ``feedback(result)`` to choose what a model sees
 after a failed attempt. HumanEval lives in ``benchmarks/humaneval/``, which another
-module owns, so its adapter is here and is found by the benchmark's suite."""
+module owns, so its adapter is here and is found by the benchmark's name (as is
+SWE-bench's)."""
 
 from __future__ import annotations
 
@@ -202,11 +203,15 @@ class SweBenchAdapter(Adapter):
         return REPO_DIR
 
 
-ADAPTERS: dict[str, type[Adapter]] = {"humaneval": HumanEvalAdapter, "swebench": SweBenchAdapter}
+# By benchmark name (the multi-language benchmarks share HumanEval's suite, not its tasks).
+ADAPTERS: dict[str, type[Adapter]] = {
+    "humaneval-rust": HumanEvalAdapter,
+    "swe-bench": SweBenchAdapter,
+}
 
 
 def adapter_for(benchmark: Benchmark[Any, Any]) -> Adapter:
     """The benchmark's own hooks win over an adapter kept here for its suite."""
     if callable(getattr(benchmark, "prompt_context", None)):
         return Adapter(benchmark)
-    return ADAPTERS.get(benchmark.suite, Adapter)(benchmark)
+    return ADAPTERS.get(benchmark.name, Adapter)(benchmark)

@@ -74,6 +74,7 @@ def prepare(benchmark: str, config: Any, settings: GenerationSettings) -> Prepar
         chosen = chosen[: settings.limit]
     if not chosen:
         raise UserError("no tasks to generate for")
+    check_prompt(bench, tasks[chosen[0]], settings)
     samples = [
         Sample(
             task_id=t,
@@ -86,6 +87,22 @@ def prepare(benchmark: str, config: Any, settings: GenerationSettings) -> Prepar
         for i in range(settings.sampling.n)
     ]
     return Prepared(bench, tasks, samples)
+
+
+def check_prompt(bench: Any, task: Any, settings: GenerationSettings) -> None:
+    """Render the first task's prompt before anything starts: a benchmark that cannot be
+    prompted or a template mistake is one line, not a run of failed samples.
+
+    Raises: UserError.
+    """
+    from vibes_eval.generation.prompts import first_messages
+
+    ctx = adapter_for(bench).context(task)
+    templates = Templates(settings.prompt)
+    if settings.prompt.style == "completion":
+        templates.render("completion", ctx)
+    else:
+        first_messages(templates, ctx)
 
 
 @dataclass

@@ -77,6 +77,9 @@ class Adapter:
     def record_fields(self, task: Task, completion: str, model: str) -> dict[str, Any]:
         """The sample as the benchmark's own input format has it (what `vibes eval
         export` writes and the benchmark's run hooks read)."""
+        hook = getattr(self.benchmark, "record_fields", None)
+        if callable(hook):
+            return dict(hook(task, completion, model))
         return {"task_id": task.task_id, "completion": completion}
 
     def feedback(self, result: SampleResult, limit: int) -> dict[str, Any]:

@@ -44,6 +44,25 @@ class SampleHistory:
             return 0
         return int(self.final.record.get("rounds", 1) or 1)
 
+    def conversation(self) -> list[dict[str, Any]]:
+        """The last request's messages and its answer: the whole conversation as the
+        model saw it (for the final record, where result viewers look for a trajectory)."""
+        if not self.calls:
+            return []
+        step = max(self.calls)
+        body = next((ev.request for ev in self.events if isinstance(ev, ModelCalled)
+                     and ev.step == step and ev.request), {})  # fmt: skip
+        if "messages" in body:
+            system = [{"role": "system", "content": body["system"]}] if "system" in body else []
+            messages = [*system, *body["messages"]]
+        else:
+            messages = [{"role": "user", "content": body.get("prompt", "")}]
+        answer = self.calls[step].response
+        reply: dict[str, Any] = {"role": "assistant", "content": answer.get("text", "")}
+        if answer.get("tool_calls"):
+            reply["tool_calls"] = answer["tool_calls"]
+        return [*messages, reply]
+
     def result_at(self, round_: int) -> SampleResult | None:
         """The verdict the sample had after ``round_`` rounds: its final one once it
         stopped, else its latest attempt."""

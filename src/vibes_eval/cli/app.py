@@ -7,12 +7,14 @@ from typing import Annotated
 
 import typer
 
+from vibes_eval.cli import generate as gen
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.errors import run_cli
 from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.cli.serve import serve_command
+from vibes_eval.core.errors import UserError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -31,7 +33,7 @@ def run_command(
     ctx: typer.Context,
     benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. humaneval-rust.")],
     samples: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--samples",
             "--predictions",
@@ -39,7 +41,7 @@ def run_command(
             help="The model's outputs: JSONL of completions ({task_id, completion} per line); "
             "for swe-bench, predictions ({instance_id, model_name_or_path, model_patch}).",
         ),
-    ],
+    ] = None,
     config: opt.ConfigFile = None,
     set_: opt.SetItems = None,
     problems: opt.Problems = None,
@@ -59,10 +61,31 @@ def run_command(
     store_hint: opt.StoreHint = True,
     executor: opt.ExecutorName = "local",
     ray_address: opt.RayAddress = None,
+    model: gen.Model = None,
+    base_url: gen.BaseUrl = None,
+    n: gen.N = None,
+    setting: gen.SettingOpt = None,
+    temperature: gen.Temperature = None,
+    top_p: gen.TopP = None,
+    max_tokens: gen.MaxTokens = None,
+    stop: gen.Stop = None,
+    seed: gen.Seed = None,
+    prompt_template: gen.PromptTemplate = None,
+    prompt_style: gen.PromptStyle = None,
+    tasks: gen.Tasks = None,
+    concurrency: gen.Concurrency = None,
+    max_cost: gen.MaxCost = None,
+    max_tokens_total: gen.MaxTokensTotal = None,
+    gen_set: gen.GenSet = None,
+    dry_run: gen.DryRun = False,
 ) -> None:
-    """Evaluate a file of completions and report the benchmark's metrics; the run is
-    recorded in the store. Any setting of the benchmark is also an option: --name value
-    (e.g. --instance-ids a b, --repos DIR for swe-bench), the same as --set name=value."""
+    """Evaluate a file of completions (or generate them with --model) and report the
+    benchmark's metrics; the run is recorded in the store. Any setting of the benchmark is
+    also an option: --name value (e.g. --instance-ids a b, --repos DIR for swe-bench), the
+    same as --set name=value."""
+    generation = gen.settings_from_flags({**locals(), "gen": gen_set})  # None without --model
+    if generation is None and samples is None:
+        raise UserError("--samples is required (or --model to generate the samples)")
     flags = opt.shorthand(
         problems=problems,
         limits__timeout_s=timeout,
@@ -70,29 +93,31 @@ def run_command(
         extract=extract,
         batch=batch,
     )
-    run_and_report(
-        RunArgs(
-            benchmark,
-            opt.samples_path(samples),
-            k,
-            workers,
-            sandbox,
-            output,
-            progress,
-            layers=opt.settings_layers(config, [*flags, *opt.extra_settings(ctx.args)], set_),
-            store=store,
-            run_id=run_id,
-            labels=label or [],
-            no_cache=no_cache,
-            store_hint=store_hint,
-            executor=executor,
-            ray_address=ray_address,
-        ),
-        compat=False,
+    args = RunArgs(
+        benchmark,
+        opt.samples_path(samples) if samples is not None else None,
+        k,
+        workers,
+        sandbox,
+        output,
+        progress,
+        layers=opt.settings_layers(config, [*flags, *opt.extra_settings(ctx.args)], set_),
+        store=store,
+        run_id=run_id,
+        labels=label or [],
+        no_cache=no_cache,
+        store_hint=store_hint,
+        executor=executor,
+        ray_address=ray_address,
     )
+    if generation is not None:
+        gen.run_generation(args, generation, dry_run=dry_run)
+    else:
+        run_and_report(args, compat=False)
 
 
 register_store_commands(eval_app)
+gen.register(eval_app)
 register_image_commands(eval_app)
 eval_app.command("serve")(serve_command)
 

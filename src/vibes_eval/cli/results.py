@@ -348,6 +348,9 @@ def resume_command(
     config = dict(started.config)
     if started.problems_path:
         config["problems"] = started.problems_path  # absolute: works from any directory
+    if started.generation:  # a model generated the samples: it goes on generating
+        return _resume_generated(run_id, started, config, store, workers, output, no_cache,
+                                 set_, progress, store_hint)  # fmt: skip
     if not started.samples_path:
         raise UserError(
             f"run '{run_id}' was given its samples in memory (the Python API): resume it with "
@@ -374,3 +377,20 @@ def resume_command(
         ),
         compat=False,
     )
+
+
+def _resume_generated(
+    run_id: str, started: Any, config: dict[str, Any], store: str | None, workers: int | None,
+    output: Path | None, no_cache: bool, set_: list[str] | None, progress: bool,
+    store_hint: bool,
+) -> None:  # fmt: skip
+    from vibes_eval.cli.generate import resume_generation
+
+    args = RunArgs(
+        started.benchmark, None, ",".join(str(k) for k in started.ks) or "1", workers,
+        started.runner, output, progress,
+        layers=opt.settings_layers(None, [], set_), store=store, run_id=run_id,
+        labels=[f"{k}={v}" for k, v in started.labels.items()], no_cache=no_cache,
+        store_hint=store_hint, base_config=config,
+    )  # fmt: skip
+    resume_generation(run_id, started, args)

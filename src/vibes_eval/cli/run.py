@@ -5,6 +5,7 @@ progress bar, the report and the results file."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from vibes_eval.store.urls import is_off
 @dataclass
 class RunArgs:
     benchmark: str
-    samples: Path
+    samples: Path | None  # None: a model generates them (``evaluation`` says how)
     ks: str
     workers: int | None
     sandbox: str
@@ -40,6 +41,10 @@ class RunArgs:
     base_config: dict[str, Any] | None = None  # `vibes eval resume`: the stored config
     executor: str = "local"  # --executor
     ray_address: str | None = None  # --ray-address
+    # How the evaluation is made from its request (generation brings its own) and what it
+    # prints after the report.
+    evaluation: Callable[[api.Request], api.Evaluation] = api.Evaluation
+    on_report: Callable[[api.Evaluation, Console], None] | None = None
 
 
 def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
@@ -54,7 +59,7 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
         raise UserError("--run-id needs a store to resume from; --store none records nothing")
     request = api.Request(
         benchmark=args.benchmark,
-        samples=args.samples,
+        samples=args.samples if args.samples is not None else [],
         config=config,
         sandbox=args.sandbox,
         store=None if is_off(args.store) else (args.store or api.DEFAULT_STORE),
@@ -63,11 +68,12 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
         labels=parse_labels(args.labels),
         ks=ks,
         use_cache=not args.no_cache,
-        output=args.output or evaluation.default_results_path(args.samples),
+        output=args.output
+        or (evaluation.default_results_path(args.samples) if args.samples else None),
         executor=args.executor,
         ray_address=args.ray_address,
     )
-    ev = api.Evaluation(request)
+    ev = args.evaluation(request)
     console = Console(stderr=compat)
     err_console = Console(stderr=True)
     _enter(ev, args, compat, err_console)
@@ -82,6 +88,8 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
     finally:
         ev.__exit__()
     print_report(outcome, console, results_path=request.output)
+    if args.on_report is not None:
+        args.on_report(ev, console)
     if hint:
         console.print(f"run: {ev.run_id}  (vibes eval results {ev.run_id})")
     if compat:

@@ -15,7 +15,7 @@ import json
 from typing import Any, NamedTuple
 
 from vibes_eval.core.types import SampleResult, sha256
-from vibes_eval.store.events import RunStarted, SampleEvaluated, verdict_config
+from vibes_eval.store.events import AttemptEvaluated, RunStarted, SampleEvaluated, verdict_config
 
 ALONE = "alone"  # details["evaluated"] of a verdict obtained on its own
 
@@ -65,7 +65,9 @@ def cache_key(context: str, problem_hash: str, completion_hash: str) -> str:
     return sha256(f"{context}\0{problem_hash}\0{completion_hash}")
 
 
-def cacheable(event: SampleEvaluated) -> bool:
-    """Fresh verdicts only: a reused one is already in the cache, and an infrastructure
-    error says nothing about the sample."""
-    return not event.result.cached and not event.result.infra
+def cacheable(event: SampleEvaluated | AttemptEvaluated) -> bool:
+    """Fresh verdicts only: a reused one is already in the cache, an infrastructure
+    error says nothing about the sample, and a verdict without a completion (a model
+    that gave no usable answer) judged no code."""
+    result = event.result
+    return not result.cached and not result.infra and bool(result.completion_hash)

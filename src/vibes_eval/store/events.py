@@ -64,6 +64,11 @@ class RunStarted(_Event):
     labels: dict[str, str] = Field(default_factory=dict)
     vibes_version: str = ""
     workers: int = 0  # not part of the identity: a resume may use other values
+    # When a model generated the samples (`vibes eval run --model`): its settings (model,
+    # sampling, setting, prompt, endpoint...), and the part of them that defines the samples
+    # (part of the run's identity, like config_identity; never of the cache's context).
+    generation: dict[str, Any] = Field(default_factory=dict)
+    generation_identity: dict[str, Any] = Field(default_factory=dict)
 
 
 def verdict_config(started: RunStarted) -> dict[str, Any]:
@@ -162,12 +167,84 @@ class RunInterrupted(_Event):
     reason: str = "interrupted"
 
 
-# Later kinds (generation, SWE-bench instances, kernel timings) join this union.
+# -- generation (`vibes eval run --model`): a sample's trajectory ------------------------
+# (task_id, index) name the sample; ``step`` orders its model calls (0, 1, ...), so a
+# resumed run finds what was already paid for. The sample's final verdict is its
+# ``SampleEvaluated``, whose record holds the completion and a summary of the trajectory.
+
+
+class ModelCalled(_Event):
+    """One HTTP request to a model and what came back: a response, or why none did (a
+    429 or 5xx about to be retried, a timeout, a refusal). Credentials are never in it."""
+
+    type: Literal["model_called"] = "model_called"
+    task_id: str
+    index: int
+    step: int  # the sample's model calls in order: 0, 1, ...
+    attempt: int = 1  # HTTP attempts of this step so far, retries included
+    model: str  # provider/name
+    request: dict[str, Any] = Field(default_factory=dict)  # the body sent (first attempt)
+    request_sha256: str = ""  # of the body, on every attempt
+    ok: bool  # a usable response
+    status: int | None = None  # the HTTP status, when one came back
+    error: str = ""  # why it is not usable
+    retry: bool = False  # about to be tried again
+    retry_in_s: float = 0.0
+    response: dict[str, Any] = Field(default_factory=dict)  # text, tool_calls, finish_reason
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+
+
+class ToolCalled(_Event):
+    """One tool call of an agent, run in the sample's sandbox session."""
+
+    type: Literal["tool_called"] = "tool_called"
+    task_id: str
+    index: int
+    step: int  # the model call that asked for it
+    call_id: str = ""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""  # what the model is shown (capped)
+    ok: bool = True
+    wall_s: float = 0.0
+
+
+class AttemptEvaluated(_Event):
+    """The verdict on an attempt that was not the sample's last (a self-refine round that
+    failed, a test run an agent asked for). Shares the result cache with verdicts."""
+
+    type: Literal["attempt_evaluated"] = "attempt_evaluated"
+    round: int  # 1, 2, ...: the sample's attempts in order
+    step: int = 0  # the model call that produced it
+    problem_hash: str
+    completion: str
+    result: SampleResult
+
+
 Event = Annotated[
-    RunStarted | RunResumed | SampleEvaluated | RunCompleted | RunInterrupted,
+    RunStarted
+    | RunResumed
+    | SampleEvaluated
+    | RunCompleted
+    | RunInterrupted
+    | ModelCalled
+    | ToolCalled
+    | AttemptEvaluated,
     Field(discriminator="type"),
 ]
-EVENT_TYPES = ("run_started", "run_resumed", "sample_evaluated", "run_completed", "run_interrupted")
+EVENT_TYPES = (
+    "run_started",
+    "run_resumed",
+    "sample_evaluated",
+    "run_completed",
+    "run_interrupted",
+    "model_called",
+    "tool_called",
+    "attempt_evaluated",
+)
 
 _adapter: TypeAdapter[Event] = TypeAdapter(Event)
 

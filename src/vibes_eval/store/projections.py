@@ -14,6 +14,7 @@ from vibes_eval.store import schema
 from vibes_eval.store.base import StoreConflict, StoredEvent
 from vibes_eval.store.cache import Contexts, cache_key, cacheable
 from vibes_eval.store.events import (
+    AttemptEvaluated,
     RunCompleted,
     RunInterrupted,
     RunResumed,
@@ -86,6 +87,12 @@ def _run_event(conn: Connection, stored: StoredEvent, contexts: dict[str, Contex
     result = conn.execute(update(runs).where(runs.c.run_id == ev.run_id).values(**values))
     if result.rowcount != 1:
         raise StoreConflict(f"event {ev.type} for run '{ev.run_id}', which never started")
+    if isinstance(ev, AttemptEvaluated) and cacheable(ev):
+        # An intermediate attempt's verdict is as good a cache entry as a final one.
+        ckey = cache_key(_context(conn, ev.run_id, contexts), ev.problem_hash,
+                         ev.result.completion_hash)  # fmt: skip
+        _upsert_cache(conn, [{"key": ckey, "seq": seq, "run_id": ev.run_id,
+                              "result": ev.result.model_dump_json()}])  # fmt: skip
 
 
 def _context(conn: Connection, run_id: str, contexts: dict[str, Contexts]) -> Contexts:

@@ -90,6 +90,8 @@ def run_started(
     labels: Mapping[str, str],
     output_path: Path | None = None,
     workers: int = 0,
+    generation: Mapping[str, Any] | None = None,
+    generation_identity: Mapping[str, Any] | None = None,
 ) -> RunStarted:
     """The ``RunStarted`` event for this evaluation. Calls ``benchmark.environment()``
     (which may build toolchain pieces on first use). ``samples_path`` None: the samples
@@ -124,6 +126,8 @@ def run_started(
         labels=dict(labels),
         vibes_version=vibes_eval.__version__,
         workers=workers,
+        generation=dict(generation or {}),
+        generation_identity=dict(generation_identity or {}),
     )
 
 
@@ -145,6 +149,7 @@ def identity(started: RunStarted) -> dict[str, Any]:
     _flatten("config", verdict_config(started), flat)
     _flatten("toolchain", started.toolchain, flat)
     _flatten("labels", started.labels, flat)
+    _flatten("generation", started.generation_identity, flat)  # model, sampling, prompt
     return flat
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.store import runs
@@ -96,6 +96,8 @@ def start(
     labels: Mapping[str, str],
     workers: int,
     use_cache: bool,
+    generation: Mapping[str, Any] | None = None,
+    generation_identity: Mapping[str, Any] | None = None,
 ) -> Recording:
     """Start a new run (``run_id`` None: a generated id) or resume ``run_id``.
 
@@ -118,6 +120,8 @@ def start(
             labels=labels,
             output_path=output_path,
             workers=workers,
+            generation=generation,
+            generation_identity=generation_identity,
         )
         opened = runs.begin(store, writer, started, resume=run_id is not None)
         recorder = StoreRecorder(

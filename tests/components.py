@@ -11,7 +11,7 @@ The session ends with one line: per component, how many tests passed, failed or 
 with it (and why), then the other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes that line
 to FILE (the Makefile prints it last).
 
-A later component (Ray, Chromium, nvcc, a SWE-bench image) joins with one line in
+A later component (nvcc, a SWE-bench image) joins with one line in
 ``COMPONENTS`` and its name in `.ci/run`'s ``VIBES_TEST_REQUIRE``.
 """
 
@@ -35,6 +35,8 @@ COMPONENTS: dict[str, str] = {
     "postgres": "a PostgreSQL server at VIBES_TEST_POSTGRES_URL",
     "shared": "the ../shared datasets",
     "unprivileged": "the sandboxes' non-root fallbacks, run as an unprivileged user",
+    "ray": "--executor ray: a real Ray cluster on this machine (the ray extra)",
+    "chromium": "the results pages in Debian's headless chromium (selenium)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"

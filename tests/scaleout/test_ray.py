@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+from tests.components import need, skip_reason
+
+try:
+    import ray  # noqa: F401
+except ImportError:
+    pytest.skip(
+        skip_reason("ray", "the ray extra is not installed (pip install -e '.[ray]')"),
+        allow_module_level=True,
+    )
 
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, ROOT, SANDBOX
 from tests.scaleout import toy
@@ -35,6 +43,12 @@ from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _uses_ray() -> None:
+    need("ray", None)
+
 
 # What a node's broken bubblewrap says (unprivileged user namespaces turned off).
 BROKEN_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"

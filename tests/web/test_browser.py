@@ -13,20 +13,30 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("selenium")
+pytest.importorskip("selenium")  # the dev extra
 pytest.importorskip("fastapi")
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.components import need
 from tests.web import fakebench
-from tests.web.conftest import Filled, Server
+from tests.web.conftest import CHROMEDRIVER, CHROMIUM, Filled, Server
 from vibes_eval.store.events import RunCompleted
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 from vibes_eval.web import data as data_module
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _uses_chromium() -> None:
+    missing = [b for b in (CHROMIUM, CHROMEDRIVER) if not Path(b).exists()]
+    why = f"{', '.join(missing)} missing: apt-get install chromium chromium-driver"
+    need("chromium", why if missing else None)
+
+
 WAIT_S = 30
 
 

@@ -263,7 +263,7 @@ def _build(
             what = "timed out" if status is None else f"failed (exit {status})"
             raise RunnerError(f"building {tag} {what}: {tail[0][:200]}; log: {logfile}")
         changes = [
-            'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]',
+            'ENTRYPOINT ["/opt/vibes/bin/vibes-box", "init"]',
             "CMD []",
             "WORKDIR /",
             "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),

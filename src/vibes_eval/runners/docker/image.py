@@ -252,7 +252,7 @@ def _one_line(exc: BaseException) -> str:
 
 # -- session images: a benchmark's own image (e.g. a repository at its base commit) -------
 
-_STATIC_BOX_VERSION = "1"
+_STATIC_BOX_VERSION = "2"  # 2: at opt/vibes/bin
 
 
 def has_box(labels: dict[str, str] | None) -> bool:
@@ -295,7 +295,7 @@ def ensure_session_image(client: Any, name: str, log: Log = _stderr) -> str:
                     repository=tag.partition(":")[0],
                     tag=tag.partition(":")[2],
                     changes=[
-                        'ENTRYPOINT ["/usr/local/bin/vibes-box", "init"]',
+                        'ENTRYPOINT ["/opt/vibes/bin/vibes-box", "init"]',
                         "CMD []",
                         f"LABEL {KIND_LABEL}=wrap {BOX_LABEL}=1",
                     ],
@@ -308,7 +308,7 @@ def ensure_session_image(client: Any, name: str, log: Log = _stderr) -> str:
 
 
 def static_box(client: Any, log: Log = _stderr) -> Path:
-    """A tar of static vibes-box and vibes-launch at ``usr/local/bin``, compiled once in the
+    """A tar of static vibes-box and vibes-launch at ``opt/vibes/bin``, compiled once in the
     evaluation image (static: they must run on whatever libc a foreign image has).
 
     Raises:
@@ -322,9 +322,9 @@ def static_box(client: Any, log: Log = _stderr) -> Path:
         return path
     sandbox = ensure_image(client, log)
     script = (
-        "set -e; mkdir -p /out/usr/local/bin; cd /usr/local/src; "
-        "gcc -static -O2 -o /out/usr/local/bin/vibes-box vibes_box.c; "
-        "gcc -static -O2 -o /out/usr/local/bin/vibes-launch launcher.c"
+        "set -e; mkdir -p /out/opt/vibes/bin; cd /usr/local/src; "
+        "gcc -static -O2 -o /out/opt/vibes/bin/vibes-box vibes_box.c; "
+        "gcc -static -O2 -o /out/opt/vibes/bin/vibes-launch launcher.c"
     )
     container = client.containers.run(
         sandbox, entrypoint=["/bin/sh", "-c"], command=[script], detach=True, user="0",
@@ -335,11 +335,11 @@ def static_box(client: Any, log: Log = _stderr) -> Path:
         if status != 0:
             tail = container.logs().decode(errors="replace").strip()[-200:]
             raise RunnerUnavailable(f"compiling a static vibes-box failed: {tail}")
-        stream, _ = container.get_archive("/out/usr")
+        stream, _ = container.get_archive("/out/opt")
         data = b"".join(stream)
     finally:
         container.remove(force=True)
-    # get_archive names the entries "usr/...": extract them back under "/" as they are.
+    # get_archive names the entries "opt/...": extract them back under "/" as they are.
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)

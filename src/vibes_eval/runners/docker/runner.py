@@ -52,8 +52,8 @@ from vibes_eval.runners.docker.image import ensure_image, ensure_session_image
 from vibes_eval.runners.local import Job, LocalRunner, rlimit_args
 from vibes_eval.runners.sandbox import granted_paths, policy_flags
 
-BOX = "/usr/local/bin/vibes-box"
-LAUNCH = "/usr/local/bin/vibes-launch"  # launcher.c, built into the image
+BOX = "/opt/vibes/bin/vibes-box"
+LAUNCH = "/opt/vibes/bin/vibes-launch"  # launcher.c, built into the image
 LABEL_OWNER = "vibes-eval.owner"  # "<host>:<pid>" of the runner that created it
 JOB_USER = (1000, 1000)  # the image's unprivileged user
 _TRAILER = re.compile(

@@ -178,3 +178,19 @@ def test_an_agent_builds_and_times_without_the_expert(serve: Any, tmp_path: Path
     assert "BUILT-AND-PASSED" in shown  # make test and ./test ran in the work dir
     expert = (TASKS / "cpu_00_vector_add" / "reference.h").read_text()
     assert not any(expert.strip() in e.get("output", "") for e in tools)
+
+
+def test_few_shot_exemplars_come_through_a_user_template() -> None:
+    bench = Kernels(KernelsConfig(problems=str(CPU_SET)))
+    task = bench.load_tasks()[SUM]
+    user = (
+        "Example task: scale a vector.\n```cpp\nvoid scale(float* x, int n) {\n"
+        "  #pragma omp simd\n  for (int i = 0; i < n; ++i) x[i] *= 2.f;\n}\n```\n\n"
+        "Now: {{ task_description }}\n{{ interface }}\n{{ rules }}\nAnswer in {{ solution_file }}."
+    )
+    messages = first_messages(Templates(PromptSettings(user=user)), bench.prompt_context(task))
+    text = messages[-1]["content"]
+    assert text.startswith("Example task: scale a vector.") and "void reduce_sum(" in text
+    assert "atol" in text and text.rstrip().endswith("Answer in solution.h.")
+    expert = (TASKS / "cpu_01_reduce_sum" / "reference.h").read_text()
+    assert expert.strip() not in text

@@ -146,7 +146,6 @@ def prompt_context(task: KernelTask, config: KernelsConfig, facts: dict[str, str
             "rules": rules,
             "solution_file": task.solution_file,
             "tolerances": task.spec.correctness.tolerances.model_dump(),
-            "exemplars": [],  # few-shot: a user template brings its own
         },
     )
 

@@ -83,6 +83,10 @@ def run_command(
     benchmark's metrics; the run is recorded in the store. Any setting of the benchmark is
     also an option: --name value (e.g. --instance-ids a b, --repos DIR for swe-bench), the
     same as --set name=value."""
+    if tasks and problems is None and (model is None or Path(tasks).expanduser().exists()):
+        # `--tasks` is also --problems' alias (kernels: `--tasks DIR`); click gives it to
+        # the task selection, so a folder or file given without --model is the problems.
+        problems, tasks = tasks, None
     generation = gen.settings_from_flags({**locals(), "gen": gen_set})  # None without --model
     if generation is None and samples is None:
         raise UserError("--samples is required (or --model to generate the samples)")

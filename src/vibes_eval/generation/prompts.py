@@ -27,6 +27,9 @@ LANGUAGE_NAMES = {
     "python": "Python",
     "c": "C",
     "diff": "unified diff",
+    "go": "Go",
+    "js": "JavaScript",
+    "java": "Java",
 }
 
 

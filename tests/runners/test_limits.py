@@ -138,7 +138,14 @@ def test_pids_limit(sandbox: TaskRunner, session: Session) -> None:
         assert "RLIMIT_NPROC" in sandbox.capabilities.notes
         # fork failed (exit 3) after a bounded number: the limit counts every process of
         # the user, so what a neighbour (or the last storm, still dying) holds counts too
-        assert res.termination is Termination.EXITED and res.exit_code == 3, res
+        assert res.exit_code == 3, res
+        # In a user namespace of its own the runner counts the job's processes as it ends
+        # (SandboxRunner.kill) and says `pids` when they fill the limit (the count, and so
+        # the verdict, depends on how many the user already had); elsewhere a clean exit.
+        ends = {Termination.EXITED}
+        if getattr(sandbox, "own_userns", False):
+            ends.add(Termination.PIDS)
+        assert res.termination in ends, res
         assert 0 <= int(res.stdout) <= 16 + 512, res.stdout
 
 

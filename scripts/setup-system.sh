@@ -8,6 +8,7 @@ APT_PACKAGES=(
   librust-rand-dev librust-regex+default-dev librust-md5-dev  # crates HumanEval-X uses, default features
   bubblewrap firejail           # --sandbox bwrap / firejail
   docker.io debootstrap         # --sandbox docker: the daemon, and the image's base built offline
+  git                           # SWE-bench: repositories, patches, the toy instances
   g++ libssl-dev libboost-dev   # HumanEval-X C++ (openssl/md5.h, boost/any.hpp)
   nodejs default-jdk-headless   # HumanEval-X / MultiPL-E JavaScript and Java
   golang-go golang-github-stretchr-testify-dev  # HumanEval-X Go (its tests use testify)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,29 @@ class FirejailRunner(ConfinedRunner):
     def __init__(self, root: Path | None = None) -> None:
         super().__init__(root)
         self.firejail = shutil.which("firejail") or "firejail"
+        if not self._own_network_namespace():
+            # Inside a container firejail turns its networking off and runs --net=none in
+            # the caller's namespace: "local" would then reach the host's loopback.
+            # Disabled still holds (seccomp and Landlock block sockets).
+            self.capabilities = self.capabilities.model_copy(  # type: ignore[misc]
+                update={
+                    "network": self.capabilities.network - {NetworkPolicy.LOCAL},
+                    "notes": self.capabilities.notes + "; firejail's --net=none gives no "
+                    "network namespace here (a container?): no loopback-only network",
+                }
+            )
+
+    def _own_network_namespace(self) -> bool:
+        """Whether ``--net=none`` really puts a job in a network namespace of its own."""
+        argv = [self.firejail, "--quiet", "--noprofile", "--net=none", "--"]
+        try:
+            inside = subprocess.run(
+                [*argv, "readlink", "/proc/self/ns/net"],
+                capture_output=True, text=True, timeout=20,
+            ).stdout.strip()  # fmt: skip
+            return bool(inside) and inside != os.readlink("/proc/self/ns/net")
+        except (OSError, subprocess.SubprocessError):
+            return False
 
     @classmethod
     def check_available(cls) -> str | None:

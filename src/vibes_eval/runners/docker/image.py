@@ -202,6 +202,7 @@ def _ensure_base(client: Any, log: Log) -> str:
     suite, mirror = debian_suite(), debian_mirror()
     log(f"building {tag}: debootstrap {suite} from {mirror} (once, about a minute)")
     work = cache_dir() / "docker"
+    work.mkdir(parents=True, exist_ok=True)  # a fresh machine has no cache yet
     rootfs = Path(tempfile.mkdtemp(prefix="rootfs-", dir=work))
     logfile = work / "debootstrap.log"
     try:

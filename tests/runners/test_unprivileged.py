@@ -24,6 +24,7 @@ import pytest
 
 from tests.components import need
 from tests.conftest import ROOT
+from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.runners import cgroups
 from vibes_eval.runners.launcher import launcher_path
 
@@ -91,12 +92,9 @@ def _unavailable() -> str | None:
     return None
 
 
-def test_limits_hold_for_an_unprivileged_user(user_dir: Path) -> None:
-    need("unprivileged", _unavailable())
-    if os.geteuid() != 0:
-        return  # this whole suite is unprivileged: test_limits.py ran as it is
+def _user_env(user_dir: Path, required: tuple[str, ...]) -> dict[str, str]:
     paths = sysconfig.get_paths()
-    env = {
+    return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(user_dir),
         "LANG": "C.UTF-8",
@@ -108,25 +106,32 @@ def test_limits_hold_for_an_unprivileged_user(user_dir: Path) -> None:
             dict.fromkeys([str(ROOT), str(ROOT / "src"), paths["purelib"], paths["platlib"]])
         ),
         "PYTHONDONTWRITEBYTECODE": "1",
-        "VIBES_TEST_REQUIRE": ",".join(SANDBOXES),  # a sandbox missing there fails here
+        "VIBES_TEST_REQUIRE": ",".join(required),  # a sandbox missing there fails here
         "VIBES_TEST_SUMMARY": str(user_dir / "summary.txt"),
         "VIBES_TEST_UNPRIVILEGED": "1",  # test_limits checks the fallbacks are in use
     }
+
+
+def _pytest_as_user(
+    user_dir: Path, env: dict[str, str], tests: list[str], wrap: list[str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """``pytest tests -k <sandboxes>`` as the user, inside a guard cgroup (behind ``wrap``,
+    run as root first); returns the process and the components summary it wrote."""
     python, why = _python_for(env)
     assert python is not None, why
     pytest_argv = [
         *python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
-        str(ROOT / "tests" / "runners" / "test_limits.py"), "-k", " or ".join(SANDBOXES),
+        *tests, "-k", " or ".join(SANDBOXES),
     ]  # fmt: skip
     manager, _ = cgroups.manager()
     assert manager is not None
     guard = manager.create(memory_mb=GUARD_MEMORY_MB, pids=GUARD_PIDS)
     joins = [a for f in guard.procs_files for a in ("--cgroup", f)]
+    argv = [*(wrap or []), *_as_user(["env", "-i", *_env_args(env), *pytest_argv])]
     try:
         proc = subprocess.run(
-            [str(launcher_path()), *joins, "--", *_as_user(["env", "-i", *_env_args(env),
-             *pytest_argv])],
-            cwd=ROOT, capture_output=True, text=True, timeout=900,
+            [str(launcher_path()), *joins, "--", *argv],
+            cwd=ROOT, capture_output=True, text=True, timeout=1200,
         )  # fmt: skip
         stats = guard.stats()
     finally:
@@ -136,6 +141,43 @@ def test_limits_hold_for_an_unprivileged_user(user_dir: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert stats.pids_max_hits == 0 and stats.oom_kills == 0, stats  # the guard never bit
     assert "FAILED" not in summary, summary
+    return proc, summary
+
+
+def test_limits_hold_for_an_unprivileged_user(user_dir: Path) -> None:
+    need("unprivileged", _unavailable())
+    if os.geteuid() != 0:
+        return  # this whole suite is unprivileged: test_limits.py ran as it is
+    env = _user_env(user_dir, SANDBOXES)
+    _, summary = _pytest_as_user(user_dir, env, [str(ROOT / "tests/runners/test_limits.py")])
     for name in SANDBOXES:  # every test of test_limits.py ran there, as that user
         ran = re.search(rf"\b{name} (\d+) passed", summary)
         assert ran and int(ran.group(1)) >= 20, summary
+
+
+def _toolchain_mount(user_dir: Path) -> tuple[list[str], str]:
+    """Root's Rust toolchain where the user can reach it (rustup's lives under /root,
+    closed to others): bound over a directory of the user's, in a mount namespace of the
+    test's own. Returns the wrapper argv and the rustc path the user runs."""
+    sysroot = find_toolchain().sysroot
+    target = user_dir / "rust"
+    target.mkdir()
+    target.chmod(0o755)
+    script = 'mount --bind "$1" "$2"; shift 2; exec "$@"'
+    wrap = ["unshare", "--mount", "--propagation", "private", "--",
+            "sh", "-ec", script, "sh", str(sysroot), str(target)]  # fmt: skip
+    return wrap, str(target / "bin" / "rustc")
+
+
+def test_hostile_samples_are_contained_for_an_unprivileged_user(user_dir: Path) -> None:
+    """tests/security/test_hostile.py as the user (issue 16: a storm in one sample must
+    not starve its neighbours where RLIMIT_NPROC counts all of the user's processes)."""
+    need("unprivileged", _unavailable())
+    if os.geteuid() != 0:
+        return  # this whole suite is unprivileged: test_hostile.py ran as it is
+    wrap, rustc = _toolchain_mount(user_dir)
+    env = {**_user_env(user_dir, SANDBOXES), "VIBES_RUSTC": rustc}
+    tests = [str(ROOT / "tests/security/test_hostile.py")]
+    _, summary = _pytest_as_user(user_dir, env, tests, wrap)
+    for name in SANDBOXES:
+        assert re.search(rf"\b{name} 1 passed", summary), summary

@@ -68,6 +68,9 @@ class BwrapRunner(ConfinedRunner):
     def nproc_args(self, job: Job) -> list[str]:
         return [] if self.own_userns else super().nproc_args(job)
 
+    def userns_budget(self, job: Job) -> int:
+        return job.limits.pids  # set inside bwrap's namespace, where nothing of ours waits
+
     def start_failure(self, result: ExecutionResult) -> str | None:
         if result.exit_code == 1 and not result.stdout and _OWN_WORDS.fullmatch(result.stderr):
             return result.stderr.strip()
@@ -104,5 +107,5 @@ class BwrapRunner(ConfinedRunner):
         # Inside: the seccomp filter (bwrap has no syscall policy of its own to offer).
         inner = [self.launcher, "--seccomp", *policy_flags(job.session)]
         if self.own_userns and job.cgroup is None:
-            inner += ["--rlimit", f"nproc={job.limits.pids}"]
+            inner += ["--rlimit", f"nproc={self.userns_budget(job)}"]
         return [*argv, "--", *inner, "--", *command]

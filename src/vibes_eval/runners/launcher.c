@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__ /* everything but rlimits and chdir; macOS builds the portable part */
@@ -55,6 +56,7 @@
 #include <linux/securebits.h>
 #include <sched.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -172,6 +174,73 @@ static int userns_supported(void) {
     int status = 0;
     if (waitpid(pid, &status, 0) != pid) return 0;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* With --own-userns the job also gets a pid namespace, under a minimal init of ours:
+ * without a cgroup nothing else reaches a `setsid` grandchild, but the kernel kills every
+ * process of a pid namespace when its init exits. The job is not that init itself: pid 1
+ * ignores signals it has no handler for (a panic's SIGABRT, SIGXCPU), which would change
+ * how the job ends. The launcher stays outside, as the process its caller waits for, and
+ * ends as the job ended. */
+static void relay(int status) {
+    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_UNBLOCK, &all, NULL);
+    signal(sig, SIG_DFL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+static void be_init(pid_t job, int report) {
+    /* Reap everything (orphans are ours now) until the job itself ends; then its status
+     * goes to the launcher, and our exit takes the rest of the namespace with it. */
+    int status = 0;
+    for (;;) {
+        pid_t got = waitpid(-1, &status, 0);
+        if (got == job) break;
+        if (got < 0 && errno != EINTR) { status = SIGKILL; break; }
+    }
+    if (write(report, &status, sizeof status) != (ssize_t)sizeof status) _exit(125);
+    _exit(0);
+}
+
+static int launcher_gone(int life) {
+    /* The launcher holds the only write end of `life`: a hang-up means it has died. */
+    struct pollfd p = {.fd = life, .events = POLLIN};
+    return poll(&p, 1, 0) != 0;
+}
+
+static void own_pidns(void) {
+    int report[2], life[2];
+    if (pipe2(report, O_CLOEXEC) || pipe2(life, O_CLOEXEC)) die("pipe2");
+    if (unshare(CLONE_NEWPID)) die("unshare(CLONE_NEWPID)");
+    pid_t init = fork();
+    if (init < 0) die("fork (pid namespace init)");
+    if (init == 0) {
+        /* Dies with the launcher (killpg from outside reaches us too, but a plain kill
+         * of the launcher alone must not leave the namespace running). */
+        close(life[1]);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || launcher_gone(life[0])) _exit(125);
+        close(life[0]);
+        close(report[0]);
+        pid_t job = fork();
+        if (job < 0) die("fork (job)");
+        if (job == 0) { close(report[1]); return; } /* pid 2: on to the rest of the setup */
+        if (errfd != 2) close(errfd); /* exec of the job alone closes the caller's pipe */
+        be_init(job, report[1]);
+    }
+    if (errfd != 2) close(errfd);
+    close(report[1]);
+    close(life[0]); /* life[1] stays open until we exit */
+    int status = 0, st = 0;
+    while (waitpid(init, &st, 0) < 0 && errno == EINTR) {}
+    ssize_t n;
+    while ((n = read(report[0], &status, sizeof status)) < 0 && errno == EINTR) {}
+    relay(n == (ssize_t)sizeof status ? status : st);
 }
 
 static void drop_caps(void) {
@@ -390,39 +459,9 @@ static int seccomp_supported(void) {
 #else
 static void own_userns(void) { fail(125, "--own-userns needs Linux", NULL); }
 static int userns_supported(void) { return 0; }
+static void own_pidns(void) { fail(125, "--own-userns needs Linux", NULL); }
 static void join_cgroup(const char *f) { fail(125, "cgroups need Linux", f); }
 static void loopback_up(void) { fail(125, "--loopback needs Linux", NULL); }
-static void write_proc(const char *path, const char *text) {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) die(path);
-    ssize_t len = (ssize_t)strlen(text);
-    if (write(fd, text, (size_t)len) != len) die(path);
-    close(fd);
-}
-
-static void own_userns(void) {
-    /* A user namespace of the job's own: the kernel counts RLIMIT_NPROC per namespace, so
-     * a fork storm in one job cannot use up the user's processes for the next one. */
-    char map[64];
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    if (unshare(CLONE_NEWUSER)) die("unshare(CLONE_NEWUSER)");
-    write_proc("/proc/self/setgroups", "deny");
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-    write_proc("/proc/self/uid_map", map);
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-    write_proc("/proc/self/gid_map", map);
-}
-
-static int userns_supported(void) {
-    pid_t pid = fork();
-    if (pid < 0) return 0;
-    if (pid == 0) _exit(unshare(CLONE_NEWUSER) ? 1 : 0);
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return 0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 static void drop_caps(void) { fail(125, "--drop-caps needs Linux", NULL); }
 static int landlock_abi(void) { return 0; }
 static void install_landlock(void) { fail(125, "Landlock needs Linux", NULL); }
@@ -492,6 +531,7 @@ int main(int argc, char **argv) {
     if (netns) fail(125, "--netns needs Linux", NULL);
 #endif
     if (userns) own_userns();
+    if (userns) own_pidns(); /* the launcher and the init wait from here on */
     for (int r = 0; r < n_rlimits; r++) set_rlimit(rlimit_specs[r]);
     if (chdir_to && chdir(chdir_to)) die(chdir_to);
     if (caps || userns) drop_caps(); /* in a new user namespace: its full set, dropped */

@@ -115,6 +115,11 @@ def _user_tasks() -> int:
     return count
 
 
+# With --own-userns the launcher and the init of the job's pid namespace wait in the
+# job's user namespace, so they count against its RLIMIT_NPROC (launcher.c, own_pidns).
+LAUNCHER_PROCESSES = 2
+
+
 def namespace_members(pid: int) -> int:
     """How many processes share the user namespace of ``pid``'s job: its own, or that of
     its first descendant in another namespace than ours (bubblewrap's child). 0 when
@@ -301,8 +306,13 @@ class ConfinedRunner(LocalRunner):
     def nproc_args(self, job: Job) -> list[str]:
         """Launcher flags for the job's process budget where no cgroup gives one."""
         if self.own_userns:
-            return ["--own-userns", "--rlimit", f"nproc={job.limits.pids}"]
+            return ["--own-userns", "--rlimit", f"nproc={self.userns_budget(job)}"]
         return ["--rlimit", f"nproc={self._nproc_base + job.limits.pids}"]
+
+    def userns_budget(self, job: Job) -> int:
+        """RLIMIT_NPROC in the job's own user namespace: its pids limit, plus the launcher
+        and the pid namespace's init, which wait in that namespace too."""
+        return job.limits.pids + LAUNCHER_PROCESSES
 
     # -- starting, and storms -------------------------------------------------------------
 
@@ -336,7 +346,7 @@ class ConfinedRunner(LocalRunner):
         # No pids counter to read afterwards: count the job's namespace before it goes
         # (kill also runs after the job ended: then there is nothing left to count).
         watched = job.cgroup is None and job.pid and not job.closed and self.own_userns
-        if watched and namespace_members(job.pid) >= job.limits.pids - 1:
+        if watched and namespace_members(job.pid) >= self.userns_budget(job) - 1:
             job.extra["pids_full"] = True
         super().kill(job)
 

@@ -43,6 +43,9 @@ INSTANCE_REPO = "vibes-swe-inst"
 RECIPE = "1"  # bump when the build scripts below change
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+# Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
+# pip trusts the same, else the system's bundle.
+CA_ENV = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 BUILD_MEMORY = "4g"
 BUILD_PIDS = 2048
 BUILD_TIMEOUT_S = 3600
@@ -172,17 +175,25 @@ def _tar_of(path: Path, arcname: str) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         tar.add(str(path), arcname=arcname)
-        ca = Path(HOST_CA)
-        if ca.exists():
+        if (ca := host_ca()) is not None:
             tar.add(str(ca), arcname="etc/vibes/host-ca.crt")
     return buf.getvalue()
+
+
+def host_ca() -> Path | None:
+    """The CA bundle the image builds' pip trusts: the one this host's pip is given."""
+    named = [os.environ.get(name) for name in CA_ENV]
+    for path in [*(Path(p) for p in named if p), Path(HOST_CA)]:
+        if path.is_file():
+            return path
+    return None
 
 
 def _ca_only() -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        if Path(HOST_CA).exists():
-            tar.add(HOST_CA, arcname="etc/vibes/host-ca.crt")
+        if (ca := host_ca()) is not None:
+            tar.add(str(ca), arcname="etc/vibes/host-ca.crt")
     return buf.getvalue()
 
 

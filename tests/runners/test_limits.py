@@ -120,6 +120,23 @@ def test_memory_limit(sandbox: TaskRunner, session: Session) -> None:
     assert res.termination is Termination.MEMORY
 
 
+def test_fork_storm_is_stopped_before_its_timeout(sandbox: TaskRunner, session: Session) -> None:
+    """Every process keeps forking: held at its limit, the job is killed within a second
+    or so and reported as ``pids``, not left to burn its neighbours' CPU for 20 s."""
+    if sandbox.name == "docker" or not (
+        sandbox.capabilities.enforces_pids or getattr(sandbox, "own_userns", False)
+    ):
+        pytest.skip(f"{sandbox.name} here has no per-job process count to watch")
+    mark = nonce()
+    start = time.monotonic()
+    res = sandbox.execute(
+        session, ["perl", "-e", "while (1) { fork }", mark], Limits(timeout_s=20, pids=16)
+    )
+    assert res.termination is Termination.PIDS, res
+    assert time.monotonic() - start < 10, "the storm ran on towards its timeout"
+    assert live_processes(mark) == []
+
+
 def test_pids_limit(sandbox: TaskRunner, session: Session) -> None:
     """A fork storm is stopped: by the job's cgroup (reported as ``pids``) where there is
     one, else by RLIMIT_NPROC, which counts the whole user's processes (the runner leaves

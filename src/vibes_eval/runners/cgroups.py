@@ -134,6 +134,10 @@ class JobCgroup:
                 _write(self.dirs[0] / "cgroup.kill", "1")  # atomic, kernel >= 5.14
         _kill_until_empty([d / "cgroup.procs" for d in self.dirs])
 
+    def pids_max_hits(self) -> int:
+        """How many forks the pids limit has refused so far (cheap: one small file)."""
+        return _keyed(_read(self.dirs[-1] / "pids.events"), "max")
+
     def stats(self) -> CgroupStats:
         if self.version == 2:
             d = self.dirs[0]

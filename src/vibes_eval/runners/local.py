@@ -14,7 +14,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -250,6 +250,10 @@ class LocalRunner(TaskRunner):
         if job.pid:
             spawn.kill_group(job.pid)
 
+    def watch(self, job: Job) -> Callable[[], bool] | None:
+        """A check polled while the job runs: True ends it at once (see sandbox.py)."""
+        return None
+
     def close_job(self, job: Job) -> None:
         """Read counters and release per-command resources; the job is dead by now."""
         if job.cgroup is not None:
@@ -320,6 +324,7 @@ class LocalRunner(TaskRunner):
                 kill=lambda _pid: self.kill(job),
                 on_start=lambda pid: self._track(job, pid),
                 launcher_errors=self.uses_launcher,
+                watch=self.watch(job),
             )
         finally:
             with self._lock:

@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -118,6 +118,7 @@ def _user_tasks() -> int:
 # With --own-userns the launcher and the init of the job's pid namespace wait in the
 # job's user namespace, so they count against its RLIMIT_NPROC (launcher.c, own_pidns).
 LAUNCHER_PROCESSES = 2
+STORM_POLLS = 3  # polls (spawn.WATCH_EVERY_S apart) at the process limit that make a storm
 
 
 def namespace_members(pid: int) -> int:
@@ -342,6 +343,29 @@ class ConfinedRunner(LocalRunner):
         """What the sandbox tool said when it could not start the job, if it could not."""
         return None
 
+    def watch(self, job: Job) -> Callable[[], bool] | None:
+        """A fork storm ends at once: a job held at its process limit for STORM_POLLS
+        polls in a row (forks still being refused, or its user namespace full) is killed
+        and reported as ``pids``, rather than taking the CPU from its neighbours until
+        its timeout. A job that touches the limit once and goes on is left alone."""
+        if job.cgroup is None and not self.own_userns:
+            return None
+        streak = last_hits = 0
+
+        def storming() -> bool:
+            nonlocal streak, last_hits
+            if job.cgroup is not None:
+                hits = job.cgroup.pids_max_hits()
+                full, last_hits = hits > last_hits, hits
+            else:
+                full = bool(job.pid) and namespace_members(job.pid) >= self.userns_budget(job) - 1
+            streak = streak + 1 if full else 0
+            if streak >= STORM_POLLS:
+                job.extra["storm"] = True
+            return streak >= STORM_POLLS
+
+        return storming
+
     def kill(self, job: Job) -> None:
         # No pids counter to read afterwards: count the job's namespace before it goes
         # (kill also runs after the job ended: then there is nothing left to count).
@@ -352,6 +376,8 @@ class ConfinedRunner(LocalRunner):
 
     def classify(self, job: Job, raw: spawn.RawExit) -> Termination:
         ended = super().classify(job, raw)
+        if job.extra.get("storm") and ended is not Termination.KILLED:
+            return Termination.PIDS  # stopped by watch()
         if job.extra.get("pids_full") and ended in (Termination.TIMED_OUT, Termination.EXITED):
             return Termination.PIDS  # a storm at its limit until the timeout
         return ended

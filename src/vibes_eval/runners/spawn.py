@@ -20,6 +20,7 @@ from vibes_eval.core.errors import RunnerError
 _READ = 1 << 16
 LAUNCH_ERRFD_ENV = "VIBES_LAUNCH_ERRFD"  # read (and removed from the env) by launcher.c
 _DRAIN_GRACE_S = 0.05  # after exit, how long leftovers still writing to the pipes may take
+WATCH_EVERY_S = 0.1  # how often run() polls its watch
 
 
 @dataclass
@@ -98,11 +99,14 @@ def run(
     kill: Callable[[int], None] = kill_group,
     on_start: Callable[[int], None] | None = None,
     launcher_errors: bool = False,
+    watch: Callable[[], bool] | None = None,
 ) -> RawExit:
     """Run ``argv`` to completion or until killed; never leaves it running.
 
     ``kill(pid)`` is called on timeout, on output overflow and after exit (to remove
     leftovers); runners with cgroups pass one that kills through the cgroup.
+    ``watch()`` is polled every ``WATCH_EVERY_S`` while the command runs; when it returns
+    True the command is killed then and there (the caller's watch knows why).
     ``launcher_errors``: ``argv`` starts with vibes-launch; give it a close-on-exec pipe
     for its own setup errors (``RawExit.launch_error``), so a job cannot fake them.
 
@@ -156,6 +160,7 @@ def run(
             proc.stdin.close()
 
     deadline = start + timeout_s
+    next_watch = start + WATCH_EVERY_S
     timed_out = output_limited = exited = False
     exit_time = 0.0
     open_fds = set(streams)
@@ -172,6 +177,13 @@ def run(
                     timed_out = True
                     kill(proc.pid)
                     break
+                if watch is not None:
+                    if now >= next_watch:
+                        next_watch = now + WATCH_EVERY_S
+                        if watch():
+                            kill(proc.pid)
+                            break
+                    wait = min(wait, next_watch - now)
             for key, _ in sel.select(wait):
                 fd = key.fd
                 if fd == pidfd:

@@ -11,7 +11,7 @@ The session ends with one line: per component, how many tests passed, failed or 
 with it (and why), then the other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes that line
 to FILE (the Makefile prints it last).
 
-A later component (nvcc, a SWE-bench image) joins with one line in
+A later component joins with one line in
 ``COMPONENTS`` and its name in `.ci/run`'s ``VIBES_TEST_REQUIRE``.
 """
 
@@ -37,6 +37,8 @@ COMPONENTS: dict[str, str] = {
     "unprivileged": "the sandboxes' non-root fallbacks, run as an unprivileged user",
     "ray": "--executor ray: a real Ray cluster on this machine (the ray extra)",
     "chromium": "the results pages in Debian's headless chromium (selenium)",
+    "toolchains": "the other languages' tools setup-system.sh installs (g++, node, javac, go)",
+    "nvcc": "the CUDA kernel set's compile-only checks (nvcc)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"

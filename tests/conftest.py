@@ -5,6 +5,7 @@ and the components plugin (`tests/components.py`: VIBES_TEST_REQUIRE and the sum
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,8 +37,23 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 SANDBOX = os.environ.get("VIBES_TEST_SANDBOX", "auto")
 
 
+# Tools a test can ask for with @pytest.mark.needs_tool("name"): nvcc is a component of its
+# own; the other languages' compilers and interpreters count as "toolchains".
+TOOL_COMPONENTS = {"nvcc": "nvcc"}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(components, "vibes-components")
+    config.addinivalue_line("markers", "needs_tool(name): needs that program on PATH")
+
+
+@pytest.fixture(autouse=True)
+def _needs_tool(request: pytest.FixtureRequest) -> None:
+    """A missing tool skips the test, or fails it where its component is required."""
+    for mark in request.node.iter_markers("needs_tool"):
+        tool = mark.args[0]
+        missing = None if shutil.which(tool) else f"{tool} is not installed"
+        need(TOOL_COMPONENTS.get(tool, "toolchains"), missing)
 
 
 @pytest.fixture(autouse=True)

@@ -9,14 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import need
 from vibes_eval.benchmarks.humaneval import crates
 from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
 from vibes_eval.core.errors import UserError
 
-needs_registry = pytest.mark.skipif(
-    not (crates.DEBIAN_REGISTRY / "aho-corasick-0.7.19").is_dir() or shutil.which("cargo") is None,
-    reason="Debian's crate registry with regex's default features is not installed",
-)
+
+@pytest.fixture
+def _registry() -> None:
+    """Debian's crate registry as setup-system.sh installs it (a "toolchains" component)."""
+    there = (crates.DEBIAN_REGISTRY / "aho-corasick-0.7.19").is_dir() and shutil.which("cargo")
+    why = "Debian's crate registry with regex's default features is not installed"
+    need("toolchains", None if there else why)
+
+
+needs_registry = pytest.mark.usefixtures("_registry")
 
 
 @needs_registry

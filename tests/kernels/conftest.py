@@ -4,7 +4,6 @@ the fly, fake GPUs through VIBES_GPUS, and helpers that evaluate through the Pyt
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,8 @@ from vibes_eval.core import devices
 CPU_SET = EXAMPLES / "kernels" / "cpu"
 CUDA_SET = EXAMPLES / "kernels" / "cuda"
 
-needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+needs_gxx = pytest.mark.needs_tool("g++")  # tests/conftest.py: components toolchains, nvcc
+needs_nvcc = pytest.mark.needs_tool("nvcc")
 
 TASK_YAML = """\
 schema_version: 1

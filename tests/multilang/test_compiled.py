@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import vibes_eval
+from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
 
@@ -24,8 +25,7 @@ BENCH = {"cpp": "humaneval-cpp", "js": "humaneval-js", "java": "humaneval-java",
 
 
 def needs(lang: str):  # type: ignore[no-untyped-def]
-    tool = TOOLS[lang]
-    return pytest.mark.skipif(shutil.which(tool) is None, reason=f"{tool} is not installed")
+    return pytest.mark.needs_tool(TOOLS[lang])  # the "toolchains" component
 
 
 def evaluate(tmp: Path, bench: str, rows: list[dict], samples: list[dict], **config):
@@ -91,8 +91,7 @@ def test_cpp_cheats_fail_for_their_own_reason_without_the_policy(tmp_path: Path)
 
 @pytest.mark.parametrize("lang", ["js", "java", "go"])
 def test_humaneval_x_languages(tmp_path: Path, lang: str) -> None:
-    if shutil.which(TOOLS[lang]) is None:
-        pytest.skip(f"{TOOLS[lang]} is not installed")
+    need("toolchains", None if shutil.which(TOOLS[lang]) else f"{TOOLS[lang]} is not installed")
     row, good, bad = L.HUMANEVAL_X[lang]
     completions = [good, bad, *L.HOSTILE[lang]]
     samples = [{"task_id": row["task_id"], "completion": c} for c in completions]
@@ -104,8 +103,7 @@ def test_humaneval_x_languages(tmp_path: Path, lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["cpp", "js", "perl"])
 def test_multiple_rows(tmp_path: Path, lang: str) -> None:
-    if shutil.which(TOOLS[lang]) is None:
-        pytest.skip(f"{TOOLS[lang]} is not installed")
+    need("toolchains", None if shutil.which(TOOLS[lang]) else f"{TOOLS[lang]} is not installed")
     row, good, bad = L.MULTIPLE[lang]
     # what a model generates past the function: cut at the stop tokens
     tail = {"cpp": "}\n\nint main() { return 0; }\n", "js": "\n//more\nfoo(",

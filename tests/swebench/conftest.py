@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.components import need
 from tests.conftest import ROOT, SHARED
 
 _ROWS = Path("datasets") / "swe-bench" / "swe-bench-lite-test-5rows.json"
@@ -57,9 +58,7 @@ def toy_config(toy: dict[str, Path], work: Path, **extra: Any) -> dict[str, Any]
 def docker_or_skip() -> None:
     from vibes_eval.runners.docker.runner import DockerRunner
 
-    why = DockerRunner.check_available()
-    if why is not None:
-        pytest.skip(f"docker: {why}")
+    need("docker", DockerRunner.check_available())
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.components import need
 from tests.conftest import EXAMPLES, run_cli
 from tests.store.conftest import (  # noqa: F401  (fixtures)
     POSTGRES_URL,
@@ -84,9 +85,7 @@ def store_url(
     if request.param == "sqlite":
         yield str(tmp_path_factory.mktemp("store") / "web.sqlite")
         return
-    problem = postgres_unavailable()
-    if problem:
-        pytest.skip(problem)
+    need("postgres", postgres_unavailable())
     schema = "w_" + secrets.token_hex(6)
     admin = create_engine(_driver_url(POSTGRES_URL))
     with admin.begin() as conn:
@@ -201,8 +200,8 @@ def browser() -> Iterator[Any]:
     from selenium.webdriver.chrome.service import Service
 
     for binary in (CHROMIUM, CHROMEDRIVER):
-        if not Path(binary).exists():
-            pytest.skip(f"{binary} missing: apt-get install chromium chromium-driver")
+        missing = f"{binary} missing: apt-get install chromium chromium-driver"
+        need("chromium", None if Path(binary).exists() else missing)
     profile = tempfile.mkdtemp(prefix="vibes-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM

@@ -69,7 +69,7 @@ def test_the_prompt_has_the_interface_and_rules_never_the_expert() -> None:
     bench = Kernels(KernelsConfig(problems=str(CPU_SET)))
     templates = Templates(PromptSettings())
     for task in bench.load_tasks().values():
-        ctx = bench.prompt_context(task)
+        ctx = bench.prompting().context(task)
         text = "\n".join(
             m["content"] for m in first_messages(templates, ctx, agent=True, tool_budget=5)
         )
@@ -188,7 +188,7 @@ def test_few_shot_exemplars_come_through_a_user_template() -> None:
         "  #pragma omp simd\n  for (int i = 0; i < n; ++i) x[i] *= 2.f;\n}\n```\n\n"
         "Now: {{ task_description }}\n{{ interface }}\n{{ rules }}\nAnswer in {{ solution_file }}."
     )
-    messages = first_messages(Templates(PromptSettings(user=user)), bench.prompt_context(task))
+    messages = first_messages(Templates(PromptSettings(user=user)), bench.prompting().context(task))
     text = messages[-1]["content"]
     assert text.startswith("Example task: scale a vector.") and "void reduce_sum(" in text
     assert "atol" in text and text.rstrip().endswith("Answer in solution.h.")

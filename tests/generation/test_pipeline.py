@@ -293,6 +293,6 @@ def test_a_benchmark_without_prompts_is_refused_before_the_run(
 
     monkeypatch.setitem(registry.BENCHMARKS, "fake", "tests.core.fake:FakeBenchmark")
     srv = serve({})
-    with pytest.raises(UserError, match="cannot prompt a model yet: it needs a prompt_context"):
+    with pytest.raises(UserError, match="cannot prompt a model yet: it needs a Prompting"):
         generate("fake", settings(srv), sandbox="process", store=str(tmp_path / "s.sqlite"))
     assert not (tmp_path / "s.sqlite").exists() and not srv.requests

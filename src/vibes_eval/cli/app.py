@@ -14,6 +14,7 @@ from vibes_eval.cli.images import register as register_image_commands
 from vibes_eval.cli.results import register as register_store_commands
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.cli.serve import serve_command
+from vibes_eval.core import registry
 from vibes_eval.core.errors import UserError
 
 app = typer.Typer(
@@ -22,6 +23,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="vibes-eval: measure how well language models write code.",
 )
+# Built-in benchmarks and those installed packages register (``vibes_eval.benchmarks``).
+_BENCHMARK_HELP = "One of: " + ", ".join(registry.benchmark_names()) + "."
+
 eval_app = typer.Typer(no_args_is_help=True, help="Run and inspect evaluations.")
 app.add_typer(eval_app, name="eval")
 
@@ -31,7 +35,7 @@ app.add_typer(eval_app, name="eval")
 )
 def run_command(
     ctx: typer.Context,
-    benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. humaneval-rust.")],
+    benchmark: Annotated[str, typer.Argument(help=_BENCHMARK_HELP, metavar="BENCHMARK")],
     samples: Annotated[
         Path | None,
         typer.Option(

@@ -15,9 +15,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from vibes_eval.core import metrics as m
-from vibes_eval.core.errors import RunnerError
+from vibes_eval.core.errors import RunnerError, UserError
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.placement import NodeNeeds
+from vibes_eval.core.prompting import Prompting
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import (
     CORE_REASONS,
@@ -65,6 +66,8 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
     # Runner capabilities it cannot do without (``Capabilities`` flags, e.g.
     # "session_images"): `--sandbox auto` passes over runners that lack one.
     runner_needs: ClassVar[frozenset[str]] = frozenset()
+    # The prompt hooks (``core.prompting``); None: this benchmark cannot prompt a model.
+    prompting_class: ClassVar[type[Prompting[Any]] | None] = None
 
     def __init__(self, config: ConfigT) -> None:
         self.config = config
@@ -132,6 +135,21 @@ class Benchmark(abc.ABC, Generic[TaskT, ConfigT]):
                 on_result(self.infra_result(sample, f"{type(exc).__name__}: {exc}"))
                 continue
             on_result(self.evaluate(task, sample, output))
+
+    # -- models in the loop ------------------------------------------------------------
+
+    def prompting(self) -> Prompting[Any]:
+        """This benchmark's prompt hooks.
+
+        Raises:
+            UserError: the benchmark cannot prompt a model.
+        """
+        if self.prompting_class is None:
+            raise UserError(
+                f"benchmark {self.name} cannot prompt a model yet: it needs a Prompting "
+                "(prompting_class; see docs/new-benchmark.md)"
+            )
+        return self.prompting_class(self)
 
     # -- metrics and reporting ------------------------------------------------------------
 

@@ -1,9 +1,19 @@
 """Name -> implementation, imported lazily so a missing optional dependency (docker, ray)
-only matters when that runner is asked for. Adding a benchmark or runner is one line here."""
+only matters when that runner is asked for.
+
+The tables below are the built-in plug-ins. Other installed packages add their own
+through entry points, read when a name is not built in (or when every name is listed):
+
+    [project.entry-points."vibes_eval.benchmarks"]
+    my-bench = "my_package.benchmark:MyBenchmark"
+
+and likewise ``vibes_eval.runners`` and ``vibes_eval.executors``. A built-in name always
+wins over an entry point of the same name (docs/new-benchmark.md)."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,19 +57,46 @@ EXECUTORS: dict[str, str] = {
 AUTO_ORDER: list[str] = ["landlock", "seatbelt", "bwrap", "firejail", "docker"]
 
 
+GROUPS = {
+    "benchmark": "vibes_eval.benchmarks",
+    "sandbox": "vibes_eval.runners",
+    "executor": "vibes_eval.executors",
+}
+
+
+def _entry_points(kind: str) -> dict[str, str]:
+    """Name -> ``module:attr`` of the installed packages' plug-ins of this kind."""
+    found = importlib.metadata.entry_points(group=GROUPS[kind])
+    return {ep.name: ep.value for ep in found}
+
+
+def names(table: dict[str, str], kind: str) -> list[str]:
+    """Every name of this kind: the built-in ones and the installed plug-ins'."""
+    return sorted(set(table) | set(_entry_points(kind)))
+
+
 def _load(table: dict[str, str], kind: str, name: str) -> Any:
-    try:
-        target = table[name]
-    except KeyError:
-        raise UserError(
-            f"unknown {kind} '{name}'; choose one of: {', '.join(sorted(table))}"
-        ) from None
+    target = table.get(name) or _entry_points(kind).get(name)
+    if target is None:
+        raise UserError(f"unknown {kind} '{name}'; choose one of: {', '.join(names(table, kind))}")
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        if table.get(name):
+            raise  # a broken built-in is a bug, not the user's mistake
+        raise UserError(f"{kind} '{name}' ({target}) cannot be loaded: {exc}") from None
+    return obj
 
 
 def benchmark_class(name: str) -> Any:
     return _load(BENCHMARKS, "benchmark", name)
+
+
+def benchmark_names() -> list[str]:
+    return names(BENCHMARKS, "benchmark")
 
 
 def runner_class(name: str) -> Any:

@@ -1,15 +1,17 @@
 """The ``TaskRunner`` interface: where and how untrusted commands run.
 
 A runner owns sessions. A session is a private work directory (on the host, in a
-container, on a remote node) that lives from ``prepare`` to ``cleanup``; commands run in it
-with ``execute``. Lifecycle (``prepare``/``cleanup``/``close``) is kept apart from the
-operations on a live session (``write_files``, ``read_file``, ``execute``).
+container, on a remote node) that lives from ``prepare`` to ``cleanup``, or for a
+``with runner.session(spec) as session:`` block; commands run in it with ``execute``.
+Lifecycle (``prepare``/``cleanup``/``close``) is kept apart from the operations on a live
+session (``write_files``, ``read_file``, ``execute``).
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -193,6 +195,19 @@ class TaskRunner(abc.ABC):
         Raises:
             RunnerError: the session's resources could not be released.
         """
+
+    @contextlib.contextmanager
+    def session(self, spec: SessionSpec) -> Iterator[Session]:
+        """A live session for the block: ``prepare`` on entry, ``cleanup`` on exit, also
+        when the block raises (the block's exception wins over a failed cleanup)."""
+        session = self.prepare(spec)
+        try:
+            yield session
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.cleanup(session)
+            raise
+        self.cleanup(session)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most runners hold nothing
         """Release everything the runner holds (pooled containers, cgroups). Idempotent.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vibes_eval.generation.adapters import adapter_for
+from vibes_eval.generation.adapters import prompting_of
 from vibes_eval.generation.pipeline import prepare
 from vibes_eval.generation.prompts import Templates, first_messages
 from vibes_eval.generation.settings import GenerationSettings
@@ -31,10 +31,10 @@ def describe(benchmark: str, config: Any, settings: GenerationSettings) -> str:
     prepared = prepare(benchmark, config, settings)
     first = prepared.samples[0]
     task = prepared.tasks[first.task_id]
-    adapter = adapter_for(prepared.benchmark)
-    ctx = adapter.context(task)
+    prompting = prompting_of(prepared.benchmark)
+    ctx = prompting.context(task)
     if settings.agent.kind == "tool-augmented":
-        ctx = ctx.model_copy(update={"workspace": adapter.workspace(task, ctx)})
+        ctx = ctx.model_copy(update={"workspace": prompting.workspace(task, ctx)})
     templates = Templates(settings.prompt)
     n_tasks = len({s.task_id for s in prepared.samples})
     lines = [

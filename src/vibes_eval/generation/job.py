@@ -15,9 +15,9 @@ from typing import Any
 
 from vibes_eval.core.benchmark import Benchmark
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.prompting import Prompting
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Reason, Sample, SampleResult, Task
-from vibes_eval.generation.adapters import Adapter
 from vibes_eval.generation.history import RunHistory
 from vibes_eval.generation.models import CallFailed, Message, ModelClient, Reply, cost_of
 from vibes_eval.generation.prompts import PromptContext, Templates, first_messages
@@ -69,7 +69,7 @@ class Budget:
 class RunContext:
     run_id: str
     benchmark: Benchmark[Any, Any]
-    adapter: Adapter
+    prompting: Prompting[Any]
     tasks: dict[str, Task]
     settings: GenerationSettings
     templates: Templates
@@ -98,7 +98,7 @@ class Job:
         self.placeholder = placeholder
         self.key = placeholder.key
         self.hist = run.history.sample(self.key)
-        self.ctx: PromptContext = run.adapter.context(task)
+        self.ctx: PromptContext = run.prompting.context(task)
         self.step = 0  # the next model call's step
 
     # -- prompts --------------------------------------------------------------------
@@ -119,11 +119,11 @@ class Job:
 
     def feedback(self, result: SampleResult, round_: int, rounds: int) -> str:
         limit = int(self.run.option("feedback_chars", 4000))
-        values = self.run.adapter.feedback(result, limit)
+        values = self.run.prompting.feedback(result, limit)
         return self.render("feedback", **values, round=round_, rounds=rounds)
 
     def completion(self, text: str) -> str:
-        return self.run.adapter.completion(self.task, self.ctx, text, self.style)
+        return self.run.prompting.completion(self.task, self.ctx, text, self.style)
 
     # -- model calls ------------------------------------------------------------------
 
@@ -192,7 +192,7 @@ class Job:
     # -- evaluation -------------------------------------------------------------------
 
     def sample(self, completion: str) -> Sample:
-        fields = self.run.adapter.record_fields(self.task, completion, self.run.settings.model)
+        fields = self.run.prompting.record_fields(self.task, completion, self.run.settings.model)
         return self.placeholder.model_copy(update={"completion": completion, "record": fields})
 
     def submit(self, completion: str) -> Future[SampleResult]:
@@ -264,7 +264,7 @@ class Job:
         what the sample's generation took."""
         calls = [self.hist.calls[s] for s in sorted(self.hist.calls)]
         requests = sum(1 for ev in self.hist.events if isinstance(ev, ModelCalled))
-        fields = self.run.adapter.record_fields(self.task, completion, self.run.settings.model)
+        fields = self.run.prompting.record_fields(self.task, completion, self.run.settings.model)
         return {
             **fields,
             "completion": completion,

@@ -31,7 +31,7 @@ from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Reason, Sample, SampleResult
 from vibes_eval.evaluation import Outcome, Prepared
 from vibes_eval.generation import agents
-from vibes_eval.generation.adapters import adapter_for
+from vibes_eval.generation.adapters import prompting_of
 from vibes_eval.generation.history import RunHistory
 from vibes_eval.generation.job import (
     Budget,
@@ -97,7 +97,7 @@ def check_prompt(bench: Any, task: Any, settings: GenerationSettings) -> None:
     """
     from vibes_eval.generation.prompts import first_messages
 
-    ctx = adapter_for(bench).context(task)
+    ctx = prompting_of(bench).context(task)
     templates = Templates(settings.prompt)
     if settings.prompt.style == "completion":
         templates.render("completion", ctx)
@@ -162,7 +162,7 @@ class Generation:
         return RunContext(
             run_id=self.run_id,
             benchmark=p.benchmark,
-            adapter=adapter_for(p.benchmark),
+            prompting=prompting_of(p.benchmark),
             tasks=p.tasks,
             settings=s,
             templates=Templates(s.prompt),

@@ -10,14 +10,16 @@ gives a ``description``). A benchmark may bring its own defaults in
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from vibes_eval.core.errors import UserError
-from vibes_eval.core.runner import DeviceNeed
+from vibes_eval.core.prompting import (  # noqa: F401 - re-exported for templates' users
+    PromptContext,
+    Workspace,
+    cap,
+    details_text,
+)
 from vibes_eval.generation.settings import PromptSettings
 
 LANGUAGE_NAMES = {
@@ -31,41 +33,6 @@ LANGUAGE_NAMES = {
     "js": "JavaScript",
     "java": "Java",
 }
-
-
-class Workspace(BaseModel):
-    """The work dir a tool-augmented agent starts from, in a sandbox session."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    files: dict[str, str]
-    solution: str  # the file whose content becomes the sample when the agent submits
-    # A command whose output is the solution instead (SWE-bench: `git diff`).
-    solution_command: tuple[str, ...] = ()
-    readonly_paths: tuple[Path, ...] = ()  # toolchains the agent's commands may use
-    env: dict[str, str] = Field(default_factory=dict)  # for its commands (PATH...)
-    device: DeviceNeed | None = None  # kernels: the GPU the agent builds, times, profiles on
-    image: str | None = None  # a session image holding the task's environment (SWE-bench)
-    # Where the file tools act: "" is the session's work dir (writes go through the
-    # runner); an absolute path is a directory of the image (everything runs as commands).
-    root: str = ""
-    shell_prelude: str = ""  # run before each `run` command (activate an environment)
-    notes: str = ""  # how to build and test there, for the prompt
-
-
-class PromptContext(BaseModel):
-    """What a benchmark tells a model about one task. ``variables`` are what templates
-    render (a benchmark chooses them; ``description`` is the one generic templates use)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_id: str
-    family: str = "solution"  # which built-in templates: function | solution
-    variables: dict[str, Any] = Field(default_factory=dict)
-    language: str = ""  # the code fence an answer is expected in
-    stop: list[str] = Field(default_factory=list)  # completion style's stop sequences
-    templates: dict[str, str] = Field(default_factory=dict)  # the benchmark's own defaults
-    workspace: Workspace | None = None
 
 
 _SYSTEM = "You are an expert {{ language_name }} programmer."
@@ -224,14 +191,3 @@ def read_template_file(path: Path) -> dict[str, Any]:
         return {"user": path.read_text(encoding="utf-8")}
     except OSError as exc:
         raise UserError(f"cannot read: {exc.strerror or exc}", path=path) from None
-
-
-def cap(text: str, limit: int) -> str:
-    """The first ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n... ({len(text) - limit} more characters)"
-
-
-def details_text(details: dict[str, Any], limit: int) -> str:
-    return cap(json.dumps(details, indent=1, sort_keys=True, default=str), limit) if details else ""

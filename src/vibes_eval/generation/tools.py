@@ -222,14 +222,14 @@ class Toolbox:
         return out if code == 0 else ""
 
     def solution_completion(self) -> str:
-        return self.job.run.adapter.from_workspace(
+        return self.job.run.prompting.from_workspace(
             self.job.task, self.job.ctx, self.solution_text()
         )
 
     def verdict_text(self, result: SampleResult) -> str:
         if result.passed:
             return "passed: every test passed"
-        values = self.job.run.adapter.feedback(result, self.output_chars)
+        values = self.job.run.prompting.feedback(result, self.output_chars)
         parts = [
             f"failed: {values.get('reason', result.reason)}",
             values.get("detail", ""),
@@ -254,7 +254,7 @@ def _assistant(reply: Reply, step: int) -> Message:
 
 def run_agent(job: Job) -> None:
     """Raises: Stopped, BudgetExceeded, FatalModelError."""
-    workspace = job.run.adapter.workspace(job.task, job.ctx)
+    workspace = job.run.prompting.workspace(job.task, job.ctx)
     if workspace is None:
         job.fail("infra_error", f"{job.run.benchmark.name} gives agents no work dir", 1)
         return

@@ -17,6 +17,7 @@ from vibes_eval.benchmarks.humaneval.evaluator import (
     RustRun,
 )
 from vibes_eval.benchmarks.humaneval.formats import RustProblem, load_problems
+from vibes_eval.benchmarks.humaneval.prompting import RustPrompting
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.core.benchmark import Benchmark, OnResult
 from vibes_eval.core.jsonl import SampleSource
@@ -30,6 +31,7 @@ __all__ = ["HumanEvalConfig", "HumanEvalRust", "RustRun"]
 class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     name: ClassVar[str] = "humaneval-rust"
     suite: ClassVar[str] = "humaneval"
+    prompting_class = RustPrompting
     config_model = HumanEvalConfig
     reasons: ClassVar[Mapping[str, str]] = {
         TAMPERED: "compiled, but changes how the task's tests read or defines a name they use",

@@ -19,6 +19,7 @@ from vibes_eval.benchmarks.kernels.config import KernelsConfig
 from vibes_eval.benchmarks.kernels.hardware import cpu_name
 from vibes_eval.benchmarks.kernels.judge import judge
 from vibes_eval.benchmarks.kernels.pipeline import KernelRun, Pipeline, Toolchain
+from vibes_eval.benchmarks.kernels.prompting import KernelPrompting
 from vibes_eval.benchmarks.kernels.samples import load_samples
 from vibes_eval.benchmarks.kernels.tasks import KernelTask, load_tasks
 from vibes_eval.benchmarks.kernels.timing import RefCache
@@ -42,6 +43,7 @@ REASONS = {
 class Kernels(Benchmark[KernelTask, KernelsConfig]):
     name: ClassVar[str] = "kernels"
     suite: ClassVar[str] = "kernels"
+    prompting_class = KernelPrompting
     config_model = KernelsConfig
     reasons: ClassVar[dict[str, str]] = REASONS
     headline: ClassVar[str] = km.HEADLINE
@@ -85,18 +87,6 @@ class Kernels(Benchmark[KernelTask, KernelsConfig]):
         facts = toolchain_facts()
         label = f"{facts.get('cxx', '')} | {facts.get('nvcc', '')}"
         return judge(task, sample, output, self.config, self.ref_cache, label)
-
-    # -- models in the loop (vibes_eval.generation) ---------------------------------------
-
-    def prompt_context(self, task: KernelTask) -> Any:
-        """Description, hardware, interface, build and scoring rules; never the expert
-        reference (``prompting.py``). An agent's work dir comes with it."""
-        from vibes_eval.benchmarks.kernels import prompting
-
-        ctx = prompting.prompt_context(task, self.config, toolchain_facts())
-        return ctx.model_copy(
-            update={"workspace": prompting.workspace(task, self.config, self.pipeline.tools)}
-        )
 
     # -- reporting ----------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""What a model is told about a kernel task (``Kernels.prompt_context``), and the work dir
+"""What a model is told about a kernel task (``KernelPrompting``), and the work dir
 a tool-augmented agent gets.
 
 The prompt holds the task's description, the hardware, the solution's interface (the
@@ -18,8 +18,8 @@ from typing import Any
 
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
+from vibes_eval.core.prompting import PromptContext, Prompting, Workspace
 from vibes_eval.core.runner import DeviceNeed
-from vibes_eval.generation.prompts import PromptContext, Workspace
 
 # The expert's own files: reference.h, reference.cu, ref.cuh, expert_gemm.cu... A thin
 # translation unit that only includes it (reference_tu.cpp) is not the expert.
@@ -194,3 +194,17 @@ def workspace(task: KernelTask, config: KernelsConfig, tools: Any) -> Workspace:
             "verdict and speed against the expert."
         ),
     )
+
+
+class KernelPrompting(Prompting[KernelTask]):
+    """Description, hardware, interface, build and scoring rules; never the expert
+    reference. An agent's work dir comes with the context."""
+
+    def context(self, task: KernelTask) -> PromptContext:
+        from vibes_eval.benchmarks.kernels.benchmark import toolchain_facts
+
+        bench: Any = self.benchmark
+        ctx = prompt_context(task, bench.config, toolchain_facts())
+        return ctx.model_copy(
+            update={"workspace": workspace(task, bench.config, bench.pipeline.tools)}
+        )

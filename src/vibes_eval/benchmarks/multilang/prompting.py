@@ -17,8 +17,7 @@ import re
 
 from vibes_eval.benchmarks.multilang.policy import strip_c_like
 from vibes_eval.benchmarks.multilang.problems import Problem
-from vibes_eval.generation.adapters import cut_at_stop
-from vibes_eval.generation.prompts import PromptContext
+from vibes_eval.core.prompting import PromptContext, Prompting, cut_at_stop
 
 PY_STOP = ["\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#"]  # Codex's, as usual
 BRACE_STOP = ["\n}"]
@@ -176,3 +175,13 @@ def _helpers(before: str) -> str:
             continue
         out.append(line)
     return "\n".join(out)
+
+
+class ProblemPrompting(Prompting[Problem]):
+    """Prompts and answers of the Python and multi-language benchmarks."""
+
+    def context(self, task: Problem) -> PromptContext:
+        return prompt_context(task)
+
+    def completion(self, task: Problem, ctx: PromptContext, text: str, style: str) -> str:
+        return to_completion(task, text, style)

@@ -19,6 +19,7 @@ from pydantic import Field
 from vibes_eval.benchmarks.swebench import grading, images, instances, judge, logs, specs
 from vibes_eval.benchmarks.swebench.executor import Executor, SweRun
 from vibes_eval.benchmarks.swebench.predictions import load_predictions, model_name, patch_is_none
+from vibes_eval.benchmarks.swebench.prompting import PatchPrompting
 from vibes_eval.benchmarks.swebench.tampering import Findings, check
 from vibes_eval.core import metrics as m
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
@@ -87,6 +88,7 @@ def repo_of(task_id: str) -> str:
 class SweBench(Benchmark[instances.SweInstance, SweBenchConfig]):
     name: ClassVar[str] = "swe-bench"
     suite: ClassVar[str] = "swebench"
+    prompting_class = PatchPrompting
     config_model = SweBenchConfig
     reasons: ClassVar[Mapping[str, str]] = REASONS
     headline: ClassVar[str] = "resolved"

@@ -156,8 +156,8 @@ def _run_variant(
 ) -> None:
     import sys
 
-    from vibes_eval.cli.progress import sample_progress
     from vibes_eval.generation.pipeline import GenerationEvaluation
+    from vibes_eval.progress import sample_progress
 
     labels = {"experiment": exp.name, "variant": name, "model": settings.model, **exp.labels}
     request = api.Request(

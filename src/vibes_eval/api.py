@@ -92,6 +92,8 @@ class Evaluation:
             check_run_id(request.run_id)
             if request.store is None:
                 raise UserError("a run id needs a store to resume from; this run records nothing")
+        if request.output is not None:
+            evaluation.check_writable(request.output)
         self.request = request
         self.prepared = prepared or evaluation.prepare(
             request.benchmark, request.config, request.samples

@@ -4,6 +4,7 @@ tasks and samples, run what is pending, score the results with the benchmark's m
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,24 @@ def run(
 
 def default_results_path(samples_file: Path) -> Path:
     return samples_file.with_name(samples_file.name + "_results.jsonl")
+
+
+def check_writable(path: Path) -> None:
+    """Refuse a results path that cannot be written before anything is evaluated, so a
+    typo never costs a run's verdicts.
+
+    Raises: UserError naming the path.
+    """
+    if path.is_dir():
+        raise UserError("is a directory; the results file must be a file path", path=path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"cannot write results: no folder {parent}", path=path)
+    try:  # os.access lies for root and for read-only mounts; a real file tells
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".vibes-check-"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write results: {exc.strerror or exc}", path=path) from None
 
 
 def write_results(outcome: Outcome, path: Path) -> None:

@@ -22,11 +22,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     help="vibes-eval: measure how well language models write code.",
+    rich_markup_mode=None,  # click's plain help: fits 80 columns without cutting names
 )
 # Built-in benchmarks and those installed packages register (``vibes_eval.benchmarks``).
 _BENCHMARK_HELP = "One of: " + ", ".join(registry.benchmark_names()) + "."
 
-eval_app = typer.Typer(no_args_is_help=True, help="Run and inspect evaluations.")
+eval_app = typer.Typer(
+    no_args_is_help=True, help="Run and inspect evaluations.", rich_markup_mode=None
+)
 app.add_typer(eval_app, name="eval")
 
 

@@ -19,7 +19,7 @@ from vibes_eval.cli.errors import run_cli
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.core.errors import UserError
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 @app.command()

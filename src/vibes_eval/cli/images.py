@@ -14,7 +14,9 @@ from vibes_eval.cli import options as opt
 from vibes_eval.cli.options import OutputFormat
 from vibes_eval.core.errors import UserError
 
-images_app = typer.Typer(no_args_is_help=True, help="List and prune the image cache.")
+images_app = typer.Typer(
+    no_args_is_help=True, help="List and prune the image cache.", rich_markup_mode=None
+)
 KINDS = ("sandbox", "base", "wrap", "swe-env", "swe-instance")
 PRUNABLE = ("wrap", "swe-env", "swe-instance")  # rebuilt on demand; the others take longer
 

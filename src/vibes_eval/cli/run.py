@@ -82,8 +82,9 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
         if hint:
             _print_run_start(ev, err_console)
         total, already = len(ev.prepared.samples), ev.already_done
-        show = args.progress and err_console.is_terminal
-        with sample_progress(total, already, enabled=show, console=err_console) as advance:
+        with sample_progress(
+            total, already, enabled=args.progress, console=err_console
+        ) as advance:
             outcome = ev.run(on_result=advance)
     finally:
         ev.__exit__()
@@ -129,7 +130,7 @@ def _print_run_start(ev: api.Evaluation, err_console: Console) -> None:
         if retried:
             text += f"; {retried} infra errors evaluated again"
     else:
-        text = f"run {run_id} (after an interruption: vibes eval resume {run_id})"
+        text = f"run {run_id} (if it is interrupted: vibes eval resume {run_id})"
     hits = ev.recording.recorder.cache_hits_pending
     if hits:
         text += f"; {hits} cached verdicts reused"

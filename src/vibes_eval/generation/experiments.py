@@ -177,9 +177,8 @@ def _run_variant(
             f"variant {name}: run {ev.run_id}"
             + (f" (resumed, {ev.already_done} samples done)" if ev.resumed else "")
         )
-        show = progress and err.is_terminal
         with sample_progress(
-            len(ev.prepared.samples), ev.already_done, enabled=show, console=err
+            len(ev.prepared.samples), ev.already_done, enabled=progress, console=err
         ) as advance:
             outcome = ev.run(advance)
     if outcome.interrupted:

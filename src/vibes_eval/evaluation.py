@@ -42,6 +42,7 @@ class Outcome:
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)
     run_id: str | None = None  # when recorded in a store
+    evaluated: int = 0  # verdicts computed by this run (not cached, not resumed)
     _scores: metrics.Scores | None = None
 
     @property
@@ -60,8 +61,22 @@ class Outcome:
     def metrics(self) -> dict[str, float]:
         return self.scores().values
 
+    @property
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        """Each metric's 95% bootstrap interval over tasks (where there are two or more)."""
+        return self.scores().intervals
+
+    @property
     def reasons(self) -> dict[str, int]:
+        """How many samples ended for each reason."""
         return metrics.reason_counts(r.reason for r in self.ordered)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.4f}" for k, v in self.metrics.items())
+        state = ", interrupted" if self.interrupted else ""
+        done, total = len(self.results), len(self.prepared.samples)
+        name, run = self.prepared.benchmark.name, self.run_id
+        return f"Outcome({name}, {done} of {total} samples, {shown}{state}, run_id={run!r})"
 
     def rows(self) -> list[dict[str, Any]]:
         """The results file's rows: each input record plus its verdict."""
@@ -95,6 +110,12 @@ def run(
     recorder = recorder or MemoryRecorder()
     start = time.monotonic()
     outcome = Outcome(prepared, {}, list(ks))
+
+    def counted(result: SampleResult) -> None:
+        outcome.evaluated += 0 if result.cached else 1
+        if on_result is not None:
+            on_result(result)
+
     try:
         outcome.results = run_samples(
             prepared.benchmark,
@@ -103,7 +124,7 @@ def run(
             runner,
             recorder,
             workers=workers,
-            on_result=on_result,
+            on_result=counted,
             executor=executor,
         )
     except KeyboardInterrupt:

@@ -51,7 +51,7 @@ def test_python_problems_are_not_compiled_as_rust(tmp_path: Path) -> None:
     assert proc.stdout.strip().splitlines()[-1] == "{'pass@1': 0.5}"
     rows = [json.loads(x) for x in Path(f"{samples}_results.jsonl").read_text().splitlines()]
     assert [r["passed"] for r in rows] == [True, False]
-    assert rows[1]["result"].startswith("failed: failed: assertion failed")
+    assert rows[1]["result"].startswith("failed: assertion failed")
 
 
 def test_rust_still_rust(tmp_path: Path) -> None:

@@ -14,25 +14,29 @@ def print_report(outcome: Outcome, console: Console, *, results_path: Path | Non
     prepared = outcome.prepared
     scores = outcome.scores()
     n = len(outcome.results)
-    rate = n / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
+    # The rate counts verdicts computed in this run, not cached or resumed ones.
+    fresh = outcome.evaluated
+    rate = f", {fresh / outcome.elapsed_s:.1f} samples/s" if fresh > 0 and outcome.elapsed_s else ""
     head = (
         f"[bold]{prepared.benchmark.name}[/]: {n} of {len(prepared.samples)} samples, "
-        f"{len({s.task_id for s in prepared.samples})} tasks, {outcome.elapsed_s:.1f}s "
-        f"({rate:.1f} samples/s)"
+        f"{len({s.task_id for s in prepared.samples})} tasks, {outcome.elapsed_s:.1f}s{rate}"
     )
     console.print(head)
 
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    table.add_column("95% CI over tasks", justify="right")
     for name, value in scores.values.items():
-        table.add_row(name, f"{value:.4f}")
+        low_high = scores.intervals.get(name)
+        ci = f"[{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high else ""
+        table.add_row(name, f"{value:.4f}", ci)
     console.print(table)
 
     reasons = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     reasons.add_column("outcome")
     reasons.add_column("samples", justify="right")
-    for reason, count in outcome.reasons().items():
+    for reason, count in outcome.reasons.items():
         reasons.add_row(reason, str(count))
     console.print(reasons)
 

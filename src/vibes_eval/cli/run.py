@@ -82,9 +82,7 @@ def run_and_report(args: RunArgs, *, compat: bool) -> evaluation.Outcome:
         if hint:
             _print_run_start(ev, err_console)
         total, already = len(ev.prepared.samples), ev.already_done
-        with sample_progress(
-            total, already, enabled=args.progress, console=err_console
-        ) as advance:
+        with sample_progress(total, already, enabled=args.progress, console=err_console) as advance:
             outcome = ev.run(on_result=advance)
     finally:
         ev.__exit__()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 
 def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
@@ -142,6 +142,8 @@ class Scores:
     values: dict[str, float] = field(default_factory=dict)
     per_task: dict[str, dict[str, float]] = field(default_factory=dict)  # task -> metric
     notes: list[str] = field(default_factory=list)
+    # metric -> 95% bootstrap interval over tasks (metrics with at least two tasks)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def by_task(results: Iterable[Scored]) -> dict[str, list[Scored]]:
@@ -171,7 +173,40 @@ def score(metrics: Sequence[Metric], results: Iterable[Scored]) -> Scores:
         for t, v in counted.items():
             out.per_task[t][metric.name] = float(v)
         out.values[metric.name] = metric.combine(list(counted.values()))
+        if len(counted) > 1:
+            out.intervals[metric.name] = bootstrap_ci(list(counted.values()), metric.aggregate)
     return out
+
+
+BOOTSTRAP_RESAMPLES = 2_000
+BOOTSTRAP_SEED = 0  # fixed: the same run always shows the same interval
+
+
+def bootstrap_ci(
+    values: Sequence[Value], aggregate: str = "mean", *, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float]:
+    """95% percentile interval of the aggregate over tasks resampled with replacement: how
+    much the number would move on another draw of tasks like these."""
+    import numpy as np
+
+    x = np.asarray([float(v) for v in values])
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    draws = resample_aggregate(x[rng.integers(0, x.size, size=(resamples, x.size))], aggregate)
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def resample_aggregate(x: Any, kind: str) -> Any:
+    """Row-wise aggregate of resampled values (a numpy array, one draw a row), as
+    ``aggregate``: the mean, or the geometric mean over the positive values."""
+    import numpy as np
+
+    if kind != "geomean":
+        return x.mean(axis=1)
+    positive = x > 0
+    logs = np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
+    n = positive.sum(axis=1)
+    return np.where(n > 0, np.exp(logs.sum(axis=1) / np.maximum(n, 1)), 0.0)
 
 
 def pass_at_k_metric(k: int) -> Metric:

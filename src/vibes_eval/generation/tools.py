@@ -230,8 +230,9 @@ class Toolbox:
         if result.passed:
             return "passed: every test passed"
         values = self.job.run.prompting.feedback(result, self.output_chars)
+        reason = values.get("reason", result.reason)
         parts = [
-            f"failed: {values.get('reason', result.reason)}",
+            "failed" if reason == "failed" else f"failed: {reason}",
             values.get("detail", ""),
             values.get("output", ""),
         ]

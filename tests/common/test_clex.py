@@ -327,3 +327,14 @@ def test_readings_that_disagree_raise(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_language_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         strip("x", "cobol")
+
+
+def test_go_import_paths_and_toolchain_directives_stay_visible() -> None:
+    code = (
+        'package main\n\nimport (\n\t"os/exec"\n\tf "fmt"\n)\nimport "C"\n\n'
+        '//go:linkname now runtime.nanotime\nfunc now() int64 // a "quote\n'
+        'var s = "os/exec"\n'
+    )
+    out = strip(code, "go")
+    assert '"os/exec"' in out.splitlines()[3] and '"C"' in out and "go:linkname" in out
+    assert "quote" not in out and 'var s = "       "' in out

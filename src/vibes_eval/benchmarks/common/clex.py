@@ -77,6 +77,8 @@ class _Logical:
     synthetic: set[int] = field(default_factory=set)
 
 
+# Go's toolchain directives are comments that act (//go:linkname, //export, //line): code.
+_GO_DIRECTIVE = re.compile(r"//go:|//line |/\*line |//export |//extern ")
 _SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n|\n)")
 _JAVA_ESCAPE = re.compile(r"\\+u+([0-9A-Fa-f]{0,4})")
 
@@ -161,6 +163,7 @@ class _Scanner:
         self.text, self.lang, self.i = text, language, 0
         self.read = _Reading()
         self.line_start = True  # only blanks and comments since the last newline
+        self.go_import: str | None = None  # "start" after Go's `import`, "group" inside (...)
 
     def fail(self, what: str) -> LexError:
         line = self.text.count("\n", 0, self.i) + 1
@@ -173,13 +176,15 @@ class _Scanner:
             if t.startswith("//", self.i):
                 end = t.find("\n", self.i)
                 end = n if end < 0 else end
-                self.read.comments.append((self.i, end))
+                if not (self.lang == "go" and _GO_DIRECTIVE.match(t, self.i)):
+                    self.read.comments.append((self.i, end))
                 self.i = end
             elif t.startswith("/*", self.i):
                 end = t.find("*/", self.i + 2)
                 if end < 0:
                     raise self.fail("unterminated /* comment")
-                self.read.comments.append((self.i, end + 2))
+                if not (self.lang == "go" and _GO_DIRECTIVE.match(t, self.i)):
+                    self.read.comments.append((self.i, end + 2))
                 self.i = end + 2
             elif c == "\n":
                 self.line_start = True
@@ -192,7 +197,9 @@ class _Scanner:
         return self.read
 
     def token(self, c: str, at_line_start: bool) -> None:
-        if c in "#%" and at_line_start and self.lang in _C_LIKE and self.hash():
+        if self.go_import and c in '()"`':
+            self.import_path(c)
+        elif c in "#%" and at_line_start and self.lang in _C_LIKE and self.hash():
             self.directive()
         elif c == '"' and self.lang == "java" and self.text.startswith('"""', self.i):
             self.text_block()
@@ -206,6 +213,20 @@ class _Scanner:
             self.identifier()
         else:
             self.i += 1
+
+    def import_path(self, c: str) -> None:
+        """Go import paths stay visible, like C's header names (rules look at them)."""
+        if c in "()":
+            self.go_import = "group" if c == "(" and self.go_import == "start" else None
+            self.i += 1
+            return
+        if c == '"':
+            self.quoted(self.i, c)
+        else:
+            self.delimited(self.i + 1, "`", "unterminated raw string")
+        self.read.contents.pop()
+        if self.go_import == "start":
+            self.go_import = None
 
     def hash(self) -> bool:
         return self.text[self.i] == "#" or self.text.startswith("%:", self.i)
@@ -262,6 +283,8 @@ class _Scanner:
         while j < len(t) and (t[j].isalnum() or t[j] in "_$" or ord(t[j]) > 127):
             j += 1
         word, self.i = t[self.i : j], j
+        if self.lang == "go" and word == "import":
+            self.go_import = "start"
         if self.lang not in _C_LIKE or j >= len(t):
             return
         if t[j] == '"' and word in ("R", "LR", "uR", "UR", "u8R"):
@@ -386,6 +409,12 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
         if node.end_byte <= shift or node.start_byte - shift >= len(data):
             stack.extend(node.children)
             continue
+        if (
+            kind in _COMMENTS
+            and language == "go"
+            and _GO_DIRECTIVE.match((node.text or b"").decode())
+        ):
+            continue
         if kind in _COMMENTS:
             read.comments.append(span(node.start_byte, node.end_byte))
         elif kind in _LITERALS and node.is_named and not _is_header(node):
@@ -399,7 +428,7 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
 
 def _is_header(node: ts.Node) -> bool:
     parent = node.parent
-    return parent is not None and parent.type == "preproc_include"
+    return parent is not None and parent.type in ("preproc_include", "import_spec")
 
 
 def _literal_insides(

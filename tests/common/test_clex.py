@@ -338,3 +338,20 @@ def test_go_import_paths_and_toolchain_directives_stay_visible() -> None:
     out = strip(code, "go")
     assert '"os/exec"' in out.splitlines()[3] and '"C"' in out and "go:linkname" in out
     assert "quote" not in out and 'var s = "       "' in out
+
+
+@pytest.mark.parametrize("keyword", ["yield", "await"])
+def test_js_regex_after_yield_or_await_is_refused(keyword: str) -> None:
+    # Outside a generator/async function the `/` divides, and the "regex" is code.
+    code = f"function* g() {{\n  {keyword} /x; process.exit(1); let y = 1/ + 1;\n}}\n"
+    with pytest.raises(LexError):
+        strip(code, "js")
+
+
+def test_c_digit_separator_and_raw_string_are_refused() -> None:
+    # Both depend on -std in C (C23 or C17; gnu or iso modes); C++ has them for sure.
+    with pytest.raises(LexError):
+        strip("#define M(a, b) b\nint x = M(1'x', 0) + '0';\n", "c")
+    with pytest.raises(LexError):
+        strip('const char* s = R"(a)";\n', "c")
+    assert strip('const char* s = R"(a)";\n', "cpp") == 'const char* s = R"   ";\n'

@@ -273,6 +273,9 @@ class _Scanner:
             if (ch in "+-" and t[j - 1] in "eEpP") or ch.isalnum() or ch in "._":
                 j += 1
             elif ch == "'" and self.lang in _C_LIKE and re.match(r"\w", t[j + 1 : j + 2]):
+                if self.lang == "c":
+                    # C23 reads 1'000 as one number, C17 as 1 and a char literal: -std decides.
+                    raise self.fail("a digit separator in C (its reading depends on -std)")
                 j += 2
             else:
                 break
@@ -288,6 +291,8 @@ class _Scanner:
         if self.lang not in _C_LIKE or j >= len(t):
             return
         if t[j] == '"' and word in ("R", "LR", "uR", "UR", "u8R"):
+            if self.lang == "c":
+                raise self.fail("a raw string in C (a GNU extension only in gnu modes)")
             self.raw_string(j)
         elif t[j] in "\"'" and word in ("L", "u", "U", "u8"):
             self.quoted(j, t[j])
@@ -336,7 +341,7 @@ class _Scanner:
 
 
 def _hand_reading(text: str, language: str) -> _Reading:
-    return _Scanner(text, "c" if language in _C_LIKE else language).run()
+    return _Scanner(text, language).run()
 
 
 # --- tree-sitter ----------------------------------------------------------------------------
@@ -375,6 +380,7 @@ _LITERALS = {"string_literal", "char_literal", "raw_string_literal", "character_
              "string", "interpreted_string_literal", "rune_literal",
              "regex", "template_string"}  # fmt: skip
 _REFUSED = ("html_comment", "jsx_")
+_CONTEXTUAL = re.compile(rb"(?<![\w$.])(?:yield|await)(?:\s|/\*.*?\*/|//[^\n]*)*$", re.S)
 
 
 def _tree(text: str, language: str) -> tuple[ts.Node, int] | None:
@@ -418,6 +424,10 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
         if kind in _COMMENTS:
             read.comments.append(span(node.start_byte, node.end_byte))
         elif kind in _LITERALS and node.is_named and not _is_header(node):
+            if kind == "regex" and _CONTEXTUAL.search(data[: node.start_byte - shift][-300:]):
+                # `yield`/`await` are plain names outside generators/async functions, where
+                # the `/` after them divides: the enclosing function decides, unseen here.
+                raise LexError("a regex after yield or await")
             read.contents.extend(_literal_insides(node, span))
             if kind == "template_string":
                 stack.extend(c for c in node.children if c.type == "template_substitution")

@@ -355,3 +355,10 @@ def test_c_digit_separator_and_raw_string_are_refused() -> None:
     with pytest.raises(LexError):
         strip('const char* s = R"(a)";\n', "c")
     assert strip('const char* s = R"(a)";\n', "cpp") == 'const char* s = R"   ";\n'
+
+
+def test_cpp23_delimited_and_named_escapes_in_identifiers() -> None:
+    assert visible(SYSTEM, 'int main() { \\u{73}ystem("ls"); }\n', "cpp")
+    assert visible(SYSTEM, 'int main() { \\N{LATIN SMALL LETTER S}ystem("ls"); }\n', "cpp")
+    with pytest.raises(LexError):
+        strip("int \\N{NO SUCH NAME}x;\n", "cpp")

@@ -41,6 +41,7 @@ Callers fail closed: a :class:`LexError` means the sample is refused, never gues
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -530,7 +531,20 @@ def _in_directive(text: str, pos: int) -> bool:
     return line.lstrip().startswith("#") and not line.lstrip().startswith(("#include", "# include"))
 
 
-_UCN = re.compile(r"\\u\{([0-9A-Fa-f]{1,6})\}|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+# \u{73} (JS, C++23), \u0073, \U00000073, and C++23's named \N{LATIN SMALL LETTER S}.
+_UCN = re.compile(
+    r"\\u\{([0-9A-Fa-f]{1,6})\}|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\N\{([^}\n]*)\}"
+)
+
+
+def _ucn(m: re.Match[str]) -> str:
+    if m.group(4) is not None:
+        try:
+            return unicodedata.lookup(m.group(4))
+        except KeyError:
+            raise LexError(f"unknown character name {m.group(4)!r}") from None
+    value = int(next(g for g in m.groups() if g), 16)
+    return chr(value) if value < 0x110000 else "?"
 
 
 def _pieces(text: str, mask: bytearray, keep_strings: bool) -> list[str]:
@@ -541,8 +555,7 @@ def _pieces(text: str, mask: bytearray, keep_strings: bool) -> list[str]:
     for m in _UCN.finditer(text):
         # Outside literals a backslash can only be an escape in an identifier: decode it.
         if mask[m.start()] == 0:
-            value = int(next(g for g in m.groups() if g), 16)
-            out[m.start()] = chr(value) if value < 0x110000 else "?"
+            out[m.start()] = _ucn(m)
             for k in range(m.start() + 1, m.end()):
                 out[k] = ""
     return out

@@ -362,3 +362,18 @@ def test_cpp23_delimited_and_named_escapes_in_identifiers() -> None:
     assert visible(SYSTEM, 'int main() { \\N{LATIN SMALL LETTER S}ystem("ls"); }\n', "cpp")
     with pytest.raises(LexError):
         strip("int \\N{NO SUCH NAME}x;\n", "cpp")
+
+
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        ("js", 'const s = "héllo→"; // ü\nprocess.exit(`${"ä"}x`);\n'),
+        ("java", "String s = \"héllo→\"; // ü\nSystem.exit(0); char c = 'ä';\n"),
+        ("go", 's := "héllo→" // ü\nos.Exit(1)\n'),
+    ],
+)
+def test_non_ascii_text_keeps_offsets(language: str, code: str) -> None:
+    out = strip(code, language)
+    assert out.count("\n") == code.count("\n")
+    assert not re.search(r"[^\x00-\x7f]", out)
+    assert re.search(r"^(process\.exit|System\.exit|os\.Exit)\(", out.splitlines()[1])

@@ -5,37 +5,44 @@ sample cannot hide a call in something the rule takes for a comment or a literal
 the rule skip code by opening a "literal" the compiler never sees. :func:`strip` gives that
 text: comments and the contents of string, character, regex and template-text literals
 become spaces (quotes kept, every newline kept, so a hit's line number maps back), code
-inside template substitutions stays code.
+inside template substitutions stays code. :func:`header_names` lists ``#include`` targets.
 
 How each language is read, in the compiler's own order:
 
-* C, C++, CUDA: ``??/`` (a trigraph backslash, live or not depending on the compiler's
-  flags) is refused; line splices (backslash, optional blanks, newline) are joined first,
-  the removed newlines coming back at the end of the joined line; then a strict hand lexer
-  (pp-numbers with digit separators ``1'000``, raw strings ``R"d(...)d"`` with prefixes,
-  header names after ``#include``/``#include_next``/``#import``, which stay visible).
-  Preprocessor lines stay code; ``#if 0`` blocks are blanked (dead code).
-* Java: unicode escapes (``\\u0053ystem``, ``\\u000a``) are decoded before anything else,
-  as javac does; a decoded line break becomes a space in the output (line count kept).
-  Then text blocks, strings, chars and comments by a strict hand lexer.
-* Go: raw strings in backticks, runes, strings, comments, by a strict hand lexer.
+* C, C++, CUDA: line splices (backslash, optional blanks, newline) are joined first, the
+  removed newlines coming back at the end of the joined line; then a strict hand lexer:
+  pp-numbers with digit separators (``1'000``), raw strings (``R"d(...)d"``, prefixes
+  too), header names after ``#include``/``#include_next``/``#import`` (also ``%:`` and
+  comments before the word), which stay visible. Preprocessor lines stay code; ``#if 0``
+  blocks are blanked (dead code), found where literals cannot fake a directive.
+* Java: unicode escapes (``\\u0053ystem``, ``\\u000a``) are decoded before anything
+  else, as javac does (a decoded line break comes out as a space: line count kept); then
+  text blocks, strings, chars and comments by the strict hand lexer.
+* Go: raw strings in backticks, runes, strings and comments by the strict hand lexer.
+  Import paths and toolchain directives (``//go:linkname``, ``//export``, ``//line``)
+  stay visible, as C's header names do: the toolchain acts on them.
 * JavaScript/TypeScript: tree-sitter, since regex-versus-division and nested template
   substitutions need the parse. A fragment (a body without its header or its closing
-  brace) is retried inside a function wrapper on the same line; no clean parse at all is
-  a :class:`LexError`. JSX and HTML-like comments (``<!--``, whose meaning differs between
-  scripts and modules) are refused.
+  braces) is parsed inside a wrapper (a prefix on its first line, closing braces after);
+  no clean parse at all is a :class:`LexError`: tree-sitter's error recovery is never
+  read.
 
-For C, C++, Java and Go the hand lexer's reading is checked against tree-sitter's when
-tree-sitter parses the source (or a wrapped fragment) without errors: any place where the
-two disagree about what is code is a :class:`LexError`. Tree-sitter's error recovery is
-never trusted; where it cannot parse, the strict hand lexer alone decides.
+For C, C++, Java and Go, tree-sitter cross-checks the hand lexer whenever it parses the
+source (or a wrapped fragment) without errors: a place where the two disagree about what
+is code is a :class:`LexError` (macro bodies, opaque to tree-sitter, are left out).
 
-Unicode escapes in identifiers outside literals (C++ ``\\u0073ystem``, JS ``\\u0065val``)
-are decoded in the output, so rules see the name the compiler sees. A bare carriage
-return (a line break to C, Java and JS, not to this module's line count) and, in JS, the
-line separators U+2028/U+2029 are refused.
+Unicode escapes in identifiers outside literals (C++ ``\\u0073ystem``, ``\\N{...}``, JS
+``\\u0065val``) are decoded in the output, so rules see the name the compiler sees.
 
-Callers fail closed: a :class:`LexError` means the sample is refused, never guessed at.
+Refused, because the reading depends on something this module cannot see: an unterminated
+literal or comment; a bare carriage return (a line break to C, Java and JS); U+2028/U+2029
+in JS; a trigraph ``??/``; in C (not C++) digit separators and raw strings (-std decides);
+in JS, HTML-like comments (scripts and modules differ), JSX, and a regex right after
+``yield``/``await`` (the enclosing function decides); ``#include MACRO`` in
+:func:`header_names`. Callers fail closed: a :class:`LexError` refuses the sample.
+
+Completions are often fragments: lexing the prompt and the completion together gives the
+surest reading; a completion alone is read as a fragment as above.
 """
 
 from __future__ import annotations

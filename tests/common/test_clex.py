@@ -377,3 +377,25 @@ def test_non_ascii_text_keeps_offsets(language: str, code: str) -> None:
     assert out.count("\n") == code.count("\n")
     assert not re.search(r"[^\x00-\x7f]", out)
     assert re.search(r"^(process\.exit|System\.exit|os\.Exit)\(", out.splitlines()[1])
+
+
+def test_cpp_splice_inside_raw_string_is_refused() -> None:
+    # The compiler undoes splices in raw strings: `)x\<newline>"` does not end it there.
+    code = 'auto s = R"x(abc)x\\\n"; /* )x"; system("ls"); // */\n'
+    with pytest.raises(LexError):
+        strip(code, "cpp")
+
+
+def test_cpp_has_include_argument_is_a_header_name() -> None:
+    code = '#if __has_include(<x/*>)\n#endif\nsystem("ls");\n// */\n'
+    assert visible(SYSTEM, code, "cpp")
+    assert header_names(code) == ["x/*"]
+
+
+@pytest.mark.parametrize(
+    "closing", ["%:endif\n", "#\fendif\n", "#elifdef __cplusplus\n", "#elifndef X\n"]
+)
+def test_cpp_if0_ends_where_the_preprocessor_ends_it(closing: str) -> None:
+    opener = "" if closing.startswith(("#elif",)) else "%:if 1\n"
+    code = f'#if 0\n{closing}system("ls");\n{opener}#endif\n'
+    assert visible(SYSTEM, code, "cpp")

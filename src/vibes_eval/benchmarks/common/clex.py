@@ -152,6 +152,7 @@ class _Reading:
     comments: list[tuple[int, int]] = field(default_factory=list)  # blanked whole
     contents: list[tuple[int, int]] = field(default_factory=list)  # literal insides
     headers: list[str] = field(default_factory=list)
+    raw: list[tuple[int, int]] = field(default_factory=list)  # C++ raw strings, quotes in
 
     def mask(self, n: int) -> bytearray:
         """Per character: 0 code, 1 literal content, 2 comment."""
@@ -294,6 +295,13 @@ class _Scanner:
         while j < len(t) and (t[j].isalnum() or t[j] in "_$" or ord(t[j]) > 127):
             j += 1
         word, self.i = t[self.i : j], j
+        if self.lang in _C_LIKE and word in ("__has_include", "__has_include_next", "__has_embed"):
+            # Its argument is a header name too: `__has_include(<a/*b>)` opens no comment.
+            h = re.compile(r'[ \t\f\v]*\([ \t\f\v]*(<[^>\n]*>|"[^"\n]*")').match(t, j)
+            if h is not None:
+                self.read.headers.append(h.group(1)[1:-1])
+                self.i = h.end()
+            return
         if self.lang == "go" and word == "import":
             self.go_import = "start"
         if self.lang not in _C_LIKE or j >= len(t):
@@ -314,12 +322,13 @@ class _Scanner:
         self.delimited(quote + 1, ")" + m.group(1) + '"', "unterminated raw string")
         a, b = self.read.contents[-1]
         self.read.contents[-1] = (a, b + len(m.group(1)) + 1)  # the closing )delim is inside
+        self.read.raw.append((quote, self.i))
 
     def directive(self) -> None:
         """``#`` (or ``%:``) at a line's start: a header name after include is one token
         (``//`` or quotes inside it are not comments or strings); the rest is code."""
         self.i = self.blanks(self.i + (2 if self.text.startswith("%:", self.i) else 1))
-        m = re.compile(r"(?:include_next|include|import)\b").match(self.text, self.i)
+        m = re.compile(r"(?:include_next|include|import|embed)\b").match(self.text, self.i)
         if m is None:
             return
         self.i = self.blanks(m.end())
@@ -504,6 +513,11 @@ def _read(code: str, language: str) -> tuple[_Logical, _Reading]:
         _refuse_html_comments(logical.text, reading)
         return logical, reading
     reading = _hand_reading(logical.text, language)
+    for a, b in reading.raw:
+        if any(a < p < b for p in logical.splices):
+            # Splices are undone inside raw strings ([lex.pptoken]): the joined reading
+            # could end the string where the compiler does not.
+            raise LexError("a line splice inside a raw string")
     tree = _ts_reading(logical.text, language)
     if tree is not None:
         _check_agree_outside_macros(logical.text, reading, tree, language)
@@ -571,15 +585,20 @@ def _pieces(text: str, mask: bytearray, keep_strings: bool) -> list[str]:
 def _if0_dead(stripped: str) -> list[tuple[int, int]]:
     """``#if 0`` blocks (up to their ``#else``/``#elif``/``#endif``) in blanked text."""
     dead = []
-    cond = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|else|elif)\b.*$", re.M)
-    for m in re.finditer(r"^[ \t]*#[ \t]*if[ \t]+0[ \t]*$", stripped, re.M):
+    # `%:` is `#` (a digraph); cpp takes form feeds and vertical tabs for blanks here too.
+    cond = re.compile(
+        r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*(if|ifdef|ifndef|endif|else|elif|elifdef|elifndef)\b",
+        re.M,
+    )
+    start = r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*if[ \t\f\v]+0[ \t\f\v\r]*$"
+    for m in re.finditer(start, stripped, re.M):
         if any(a <= m.start() < b for a, b in dead):
             continue
         depth, end = 1, len(stripped)
         for c in cond.finditer(stripped, m.end()):
             word = c.group(1)
             depth += 1 if word.startswith("if") else -1 if word == "endif" else 0
-            if (depth == 1 and word in ("else", "elif")) or depth == 0:
+            if (depth == 1 and word.startswith("el") and word != "endif") or depth == 0:
                 end = c.start() if word != "endif" else c.end()
                 break
         dead.append((m.start(), end))

@@ -399,3 +399,9 @@ def test_cpp_if0_ends_where_the_preprocessor_ends_it(closing: str) -> None:
     opener = "" if closing.startswith(("#elif",)) else "%:if 1\n"
     code = f'#if 0\n{closing}system("ls");\n{opener}#endif\n'
     assert visible(SYSTEM, code, "cpp")
+
+
+def test_java_unicode_carriage_return_is_refused() -> None:
+    # javac ends a // comment at a decoded CR too; this module counts lines by LF.
+    with pytest.raises(LexError):
+        strip("int a; // x \\u000d System.exit(0);\n", "java")

@@ -405,3 +405,10 @@ def test_java_unicode_carriage_return_is_refused() -> None:
     # javac ends a // comment at a decoded CR too; this module counts lines by LF.
     with pytest.raises(LexError):
         strip("int a; // x \\u000d System.exit(0);\n", "java")
+
+
+def test_js_regex_after_yield_behind_a_long_comment_is_refused() -> None:
+    code = f"function* g() {{\n  yield /* {'c' * 500} */ /x; process.exit(1); let y = 1/ + 1;\n}}\n"
+    with pytest.raises(LexError):
+        strip(code, "js")
+    assert strip("function* g() { const a = x.y / 2; yield 1; }\n", "js")

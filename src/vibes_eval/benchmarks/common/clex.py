@@ -397,7 +397,6 @@ _LITERALS = {"string_literal", "char_literal", "raw_string_literal", "character_
              "string", "interpreted_string_literal", "rune_literal",
              "regex", "template_string"}  # fmt: skip
 _REFUSED = ("html_comment", "jsx_")
-_CONTEXTUAL = re.compile(rb"(?<![\w$.])(?:yield|await)(?:\s|/\*.*?\*/|//[^\n]*)*$", re.S)
 
 
 def _tree(text: str, language: str) -> tuple[ts.Node, int] | None:
@@ -441,7 +440,7 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
         if kind in _COMMENTS:
             read.comments.append(span(node.start_byte, node.end_byte))
         elif kind in _LITERALS and node.is_named and not _is_header(node):
-            if kind == "regex" and _CONTEXTUAL.search(data[: node.start_byte - shift][-300:]):
+            if kind == "regex" and _prev_token(node) in (b"yield", b"await"):
                 # `yield`/`await` are plain names outside generators/async functions, where
                 # the `/` after them divides: the enclosing function decides, unseen here.
                 raise LexError("a regex after yield or await")
@@ -451,6 +450,21 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
         else:
             stack.extend(node.children)
     return read
+
+
+def _prev_token(node: ts.Node) -> bytes:
+    """The text of the token before ``node``, comments skipped (b"" at the start)."""
+    n: ts.Node | None = node
+    while n is not None:
+        p = n.prev_sibling
+        while p is not None and p.type in _COMMENTS:
+            p = p.prev_sibling
+        if p is not None:
+            while kids := [c for c in p.children if c.type not in _COMMENTS]:
+                p = kids[-1]
+            return p.text or b""
+        n = n.parent
+    return b""
 
 
 def _is_header(node: ts.Node) -> bool:

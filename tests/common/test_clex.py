@@ -412,3 +412,11 @@ def test_js_regex_after_yield_behind_a_long_comment_is_refused() -> None:
     with pytest.raises(LexError):
         strip(code, "js")
     assert strip("function* g() { const a = x.y / 2; yield 1; }\n", "js")
+
+
+def test_cpp_digraphs_are_spelled_out_for_the_rules() -> None:
+    code = '%:include <unistd.h>\n<:<:gnu::constructor:>:> void f() <% %>\nconst char* s = "<:";\n'
+    out = strip(code, "cpp", keep_strings=True)
+    assert out.splitlines()[0] == "#include <unistd.h>"
+    assert re.search(r"\[\[\s*gnu\s*::", out) and "void f() { }" in out and '"<:"' in out
+    assert "std::vector<::std::string>" in strip("std::vector<::std::string> v;\n", "cpp")

@@ -582,7 +582,15 @@ def _ucn(m: re.Match[str]) -> str:
     return chr(value) if value < 0x110000 else "?"
 
 
-def _pieces(text: str, mask: bytearray, keep_strings: bool) -> list[str]:
+# C/C++ digraphs, spelled as rules expect them (`%:include`, `<:<:gnu::x:>:>`); `<::` not
+# followed by `:` or `>` is `<` then `::` in C++ ([lex.pptoken]).
+_DIGRAPH = re.compile(r"%:%:|%:|<%|<:(?!:(?![:>]))|:>|%>")
+_DIGRAPHS = {"%:%:": "##", "%:": "#", "<%": "{", "<:": "[", ":>": "]", "%>": "}"}
+
+
+def _pieces(text: str, mask: bytearray, keep_strings: bool, language: str) -> list[str]:
+    """Per logical character, what the output shows for it (maybe nothing, after an
+    escape or a digraph was spelled out)."""
     out = list(text)
     for k, ch in enumerate(text):
         if (mask[k] == 2 or (mask[k] == 1 and not keep_strings)) and ch not in "\r\n":
@@ -593,6 +601,12 @@ def _pieces(text: str, mask: bytearray, keep_strings: bool) -> list[str]:
             out[m.start()] = _ucn(m)
             for k in range(m.start() + 1, m.end()):
                 out[k] = ""
+    if language in _C_LIKE:
+        for m in _DIGRAPH.finditer(text):
+            if not any(mask[m.start() : m.end()]):
+                out[m.start()] = _DIGRAPHS[m.group(0)]
+                for k in range(m.start() + 1, m.end()):
+                    out[k] = ""
     return out
 
 
@@ -641,7 +655,7 @@ def strip(code: str, language: str, *, keep_strings: bool = False) -> str:
     ``keep_strings``: literal contents kept. Raises :class:`LexError` where unsure."""
     logical, reading = _read(code, language)
     mask = reading.mask(len(logical.text))
-    pieces = _pieces(logical.text, mask, keep_strings)
+    pieces = _pieces(logical.text, mask, keep_strings, language)
     if language in _C_LIKE:
         # Found on the text with literals blanked, so a string cannot fake a directive.
         bare = "".join(

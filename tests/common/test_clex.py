@@ -420,3 +420,9 @@ def test_cpp_digraphs_are_spelled_out_for_the_rules() -> None:
     assert out.splitlines()[0] == "#include <unistd.h>"
     assert re.search(r"\[\[\s*gnu\s*::", out) and "void f() { }" in out and '"<:"' in out
     assert "std::vector<::std::string>" in strip("std::vector<::std::string> v;\n", "cpp")
+
+
+@pytest.mark.parametrize("language", sorted(clex.LANGUAGES))
+def test_empty_and_blank_sources(language: str) -> None:
+    assert strip("", language) == ""
+    assert strip("\n\n", language) == "\n\n"

@@ -32,7 +32,8 @@ source (or a wrapped fragment) without errors: a place where the two disagree ab
 is code is a :class:`LexError` (macro bodies, opaque to tree-sitter, are left out).
 
 Unicode escapes in identifiers outside literals (C++ ``\\u0073ystem``, ``\\N{...}``, JS
-``\\u0065val``) are decoded in the output, so rules see the name the compiler sees.
+``\\u0065val``) are decoded in the output, and C/C++ digraphs spelled out (``%:include``
+is ``#include``, ``<:<:`` is ``[[``), so rules see what the compiler sees.
 
 Refused, because the reading depends on something this module cannot see: an unterminated
 literal or comment; a bare carriage return (a line break to C, Java and JS); U+2028/U+2029

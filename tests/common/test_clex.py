@@ -426,3 +426,12 @@ def test_cpp_digraphs_are_spelled_out_for_the_rules() -> None:
 def test_empty_and_blank_sources(language: str) -> None:
     assert strip("", language) == ""
     assert strip("\n\n", language) == "\n\n"
+
+
+@pytest.mark.parametrize("language", ["js", "ts"])
+def test_js_slash_after_arrow_function_body_is_refused(language: str) -> None:
+    # JS inserts a semicolon after `() => {}` and reads /"/ as a regex; tree-sitter divides.
+    with pytest.raises(LexError):
+        strip('x = () => {}\n/"/; process.exit(1); //"\n', language)
+    # A function expression can be divided: JS and tree-sitter agree.
+    assert strip("x = function () {}\n/ 2;\nprocess.exit(1);\n", language)

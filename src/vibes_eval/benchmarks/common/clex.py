@@ -438,6 +438,10 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
             and _GO_DIRECTIVE.match((node.text or b"").decode())
         ):
             continue
+        if kind in ("/", "/=") and not node.is_named and _after_arrow_body(node):
+            # `() => {}` then a newline and `/`: an arrow function cannot be divided, so JS
+            # inserts a semicolon and reads a regex where tree-sitter reads a division.
+            raise LexError("a division right after an arrow function's body")
         if kind in _COMMENTS:
             read.comments.append(span(node.start_byte, node.end_byte))
         elif kind in _LITERALS and node.is_named and not _is_header(node):
@@ -453,8 +457,19 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
     return read
 
 
+def _after_arrow_body(node: ts.Node) -> bool:
+    brace = _prev_leaf(node)
+    block = brace.parent if brace is not None and brace.type == "}" else None
+    return block is not None and block.parent is not None and block.parent.type == "arrow_function"
+
+
 def _prev_token(node: ts.Node) -> bytes:
-    """The text of the token before ``node``, comments skipped (b"" at the start)."""
+    leaf = _prev_leaf(node)
+    return (leaf.text or b"") if leaf is not None else b""
+
+
+def _prev_leaf(node: ts.Node) -> ts.Node | None:
+    """The token before ``node``, comments skipped (None at the start)."""
     n: ts.Node | None = node
     while n is not None:
         p = n.prev_sibling
@@ -463,9 +478,9 @@ def _prev_token(node: ts.Node) -> bytes:
         if p is not None:
             while kids := [c for c in p.children if c.type not in _COMMENTS]:
                 p = kids[-1]
-            return p.text or b""
+            return p
         n = n.parent
-    return b""
+    return None
 
 
 def _is_header(node: ts.Node) -> bool:

@@ -435,3 +435,8 @@ def test_js_slash_after_arrow_function_body_is_refused(language: str) -> None:
         strip('x = () => {}\n/"/; process.exit(1); //"\n', language)
     # A function expression can be divided: JS and tree-sitter agree.
     assert strip("x = function () {}\n/ 2;\nprocess.exit(1);\n", language)
+
+
+def test_ts_slash_after_angle_bracket_is_refused() -> None:
+    with pytest.raises(LexError):
+        strip('let v = a < b > /"/; process.exit(1); //"\n', "ts")

@@ -438,6 +438,10 @@ def _ts_reading(text: str, language: str) -> _Reading | None:
             and _GO_DIRECTIVE.match((node.text or b"").decode())
         ):
             continue
+        if language == "ts" and kind in ("regex", "/", "/=") and _prev_token(node) == b">":
+            # `a < b > /x/`: type arguments (then a division) or comparisons (then a regex);
+            # tsc's choice depends on its version and what follows.
+            raise LexError("a slash right after `>` in TypeScript")
         if kind in ("/", "/=") and not node.is_named and _after_arrow_body(node):
             # `() => {}` then a newline and `/`: an arrow function cannot be divided, so JS
             # inserts a semicolon and reads a regex where tree-sitter reads a division.

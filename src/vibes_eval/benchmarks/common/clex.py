@@ -38,9 +38,12 @@ is ``#include``, ``<:<:`` is ``[[``), so rules see what the compiler sees.
 Refused, because the reading depends on something this module cannot see: an unterminated
 literal or comment; a bare carriage return (a line break to C, Java and JS); U+2028/U+2029
 in JS; a trigraph ``??/``; in C (not C++) digit separators and raw strings (-std decides);
-in JS, HTML-like comments (scripts and modules differ), JSX, and a regex right after
-``yield``/``await`` (the enclosing function decides); ``#include MACRO`` in
-:func:`header_names`. Callers fail closed: a :class:`LexError` refuses the sample.
+in JS, HTML-like comments (scripts and modules differ), JSX, a regex right after
+``yield``/``await`` (the enclosing function decides), a ``/`` right after an arrow
+function's ``{}`` body (JS inserts a semicolon there, tree-sitter divides) and, in
+TypeScript, a ``/`` right after ``>``; a splice inside a C++ raw string (the compiler undoes
+it); ``#include MACRO`` in :func:`header_names`. Callers fail closed: a :class:`LexError`
+refuses the sample.
 
 Completions are often fragments: lexing the prompt and the completion together gives the
 surest reading; a completion alone is read as a fragment as above.

@@ -30,7 +30,7 @@ from vibes_eval import evaluation
 from vibes_eval.api import make_config
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.select import resolve_runner
-from vibes_eval.store import session
+from vibes_eval.runs import recording
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("VIBES_SHARED_DIR") or ROOT.parent / "shared")
@@ -79,16 +79,16 @@ def run_once(
         if store is None:
             outcome = evaluation.run(prepared, runner, ks=[1], workers=workers)
         else:
-            st = session.open_store_for_run(store)
+            st = recording.open_store_for_run(store)
             assert st is not None
-            with session.start(
+            with recording.start(
                 st, prepared, runner, run_id=None, samples_path=samples, output_path=None,
                 ks=[1], labels={"bench": "store_overhead"}, workers=workers, use_cache=False,
-            ) as recording:  # fmt: skip
+            ) as rec:  # fmt: skip
                 outcome = evaluation.run(
-                    prepared, runner, ks=[1], workers=workers, recorder=recording.recorder
+                    prepared, runner, ks=[1], workers=workers, recorder=rec.recorder
                 )
-                recording.finish(outcome)
+                rec.finish(outcome)
         elapsed = time.perf_counter() - start
     return elapsed, len(prepared.samples), outcome.results
 

@@ -39,7 +39,7 @@ from vibes_eval import evaluation
 from vibes_eval.api import make_config
 from vibes_eval.core.types import Reason, SampleResult
 from vibes_eval.runners.select import resolve_runner
-from vibes_eval.store import session
+from vibes_eval.runs import recording
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANEVAL_X = ROOT.parent / "shared" / "datasets" / "humaneval-x" / "humaneval_rust.jsonl.gz"
@@ -86,9 +86,9 @@ def one_store(spec: str, prepared: evaluation.Prepared, samples: Path, size: str
     results = [verdict(s, size) for s in prepared.samples]
     out = {}
     for mode in ("burst", "one by one"):
-        st = session.open_store_for_run(spec)
+        st = recording.open_store_for_run(spec)
         assert st is not None
-        with session.start(
+        with recording.start(
             st, prepared, runner, run_id=None, samples_path=samples, output_path=None,
             ks=[1], labels={"bench": "store_rate"}, workers=1, use_cache=False,
         ) as rec:  # fmt: skip

@@ -26,12 +26,12 @@ from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import SampleResult
 from vibes_eval.evaluation import Outcome
 from vibes_eval.runners.select import resolve_runner
-from vibes_eval.store import session
+from vibes_eval.runs import recording
+from vibes_eval.runs.compare import Comparison, compare
+from vibes_eval.runs.lifecycle import check_run_id, new_run_id
+from vibes_eval.runs.summary import export_rows, latest_verdicts, run_detail, run_rows
 from vibes_eval.store.base import EventStore, StoreError, StoreMissing
-from vibes_eval.store.compare import Comparison, compare
-from vibes_eval.store.runs import check_run_id, new_run_id
 from vibes_eval.store.sql import open_store as _open_sql
-from vibes_eval.store.summary import export_rows, latest_verdicts, run_detail, run_rows
 from vibes_eval.store.urls import is_off, resolve
 
 DEFAULT_STORE = "default"  # the SQLite store in the user's data dir
@@ -100,7 +100,7 @@ class Evaluation:
         )
         self.runner: TaskRunner | None = None
         self.executor: Executor | None = None
-        self.recording: session.Recording | None = None
+        self.recording: recording.Recording | None = None
         self.notes: list[str] = []
 
     @property
@@ -125,10 +125,10 @@ class Evaluation:
             raise
         return self
 
-    def _start(self, store: EventStore) -> session.Recording:
+    def _start(self, store: EventStore) -> recording.Recording:
         assert self.runner is not None
         req = self.request
-        return session.start(
+        return recording.start(
             store,
             self.prepared,
             self.runner,
@@ -202,7 +202,7 @@ def open_store_for_run(spec: str | None) -> EventStore | None:
     """
     if spec is None or is_off(spec):
         return None
-    return session.open_store_for_run(None if spec == DEFAULT_STORE else spec)
+    return recording.open_store_for_run(None if spec == DEFAULT_STORE else spec)
 
 
 def evaluate(

@@ -19,9 +19,9 @@ from vibes_eval.core.engine import MemoryRecorder, run_samples
 from vibes_eval.core.runner import Capabilities, IsolationLevel, Session, SessionSpec
 from vibes_eval.core.types import Reason, SampleResult
 from vibes_eval.runners.local import ProcessRunner
-from vibes_eval.store import session
+from vibes_eval.runs import recording
+from vibes_eval.runs.summary import latest_verdicts
 from vibes_eval.store.sql import open_store
-from vibes_eval.store.summary import latest_verdicts
 from vibes_eval.store.urls import resolve
 
 
@@ -110,7 +110,7 @@ def test_max_parallelism_bounds_the_sessions_at_once() -> None:
 def store_run(tmp: Path, p: evaluation.Prepared, runner: CountingRunner, run_id: str | None,
               *, use_cache: bool = True) -> tuple[str, dict[tuple[str, int], SampleResult], int]:  # fmt: skip
     store = open_store(resolve(str(tmp / "s.sqlite")))
-    with session.start(
+    with recording.start(
         store, p, runner, run_id=run_id, samples_path=None, output_path=None, ks=[1],
         labels={}, workers=2, use_cache=use_cache,
     ) as rec:  # fmt: skip

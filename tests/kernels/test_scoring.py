@@ -142,7 +142,7 @@ def test_pass_at_k_is_omitted_when_a_counted_task_has_too_few_samples() -> None:
 
 
 def test_compare_pairs_kernel_metrics_per_task() -> None:
-    from vibes_eval.store.compare import compare
+    from vibes_eval.runs.compare import compare
 
     a = [result("class1/general/a", "passed", 0.5), result("class1/general/b", "failed"),
          result("class1/hopper/c", "arch_unsupported")]  # fmt: skip

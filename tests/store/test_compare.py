@@ -10,7 +10,7 @@ import pytest
 from vibes_eval.core.benchmark import default_metrics
 from vibes_eval.core.metrics import Metric
 from vibes_eval.core.types import SampleResult
-from vibes_eval.store.compare import compare, mcnemar_exact, paired_bootstrap_ci
+from vibes_eval.runs.compare import compare, mcnemar_exact, paired_bootstrap_ci
 
 
 @pytest.mark.parametrize(

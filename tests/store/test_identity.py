@@ -23,12 +23,12 @@ from vibes_eval.api import make_config
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.local import ProcessRunner
-from vibes_eval.store import process, runs
+from vibes_eval.runs import lifecycle, process
+from vibes_eval.runs.summary import status_of
 from vibes_eval.store.base import StoreMissing, UnknownRun
 from vibes_eval.store.events import RunStarted
 from vibes_eval.store.recorder import StoreRecorder
 from vibes_eval.store.sql import SqlStore, open_store
-from vibes_eval.store.summary import status_of
 from vibes_eval.store.urls import resolve
 from vibes_eval.store.writer import GroupWriter
 
@@ -131,12 +131,12 @@ def recorded(store: SqlStore, inputs: dict[str, Path]) -> Iterator[tuple[RunStar
     config = make_config("humaneval-rust", {"problems": str(inputs["problems"])})
     prepared = evaluation.prepare("humaneval-rust", config, inputs["samples"])
     runner = ProcessRunner()
-    start = runs.run_started(
+    start = lifecycle.run_started(
         "r", benchmark=prepared.benchmark, tasks=prepared.tasks, samples=prepared.samples,
         samples_path=inputs["samples"], runner=runner, ks=[1], labels={},
     )  # fmt: skip
     with GroupWriter(store) as writer:
-        runs.begin(store, writer, start, resume=False)
+        lifecycle.begin(store, writer, start, resume=False)
         recorder = StoreRecorder(store, writer, start, prepared.tasks, prepared.samples)
         for s in prepared.samples:
             recorder.record(
@@ -164,7 +164,7 @@ def test_toolchain_runner_and_isolation_are_part_of_the_run(
     other = start.model_copy(update=change)
     with GroupWriter(store) as writer:
         with pytest.raises(UserError, match=f"was started with other settings: {named} "):
-            runs.begin(store, writer, other, resume=True)
+            lifecycle.begin(store, writer, other, resume=True)
 
         def hits(s: RunStarted) -> int:
             return StoreRecorder(
@@ -192,8 +192,8 @@ def test_a_live_run_is_not_taken_over_and_a_reused_pid_is_not_it(store: SqlStore
         assert status_of(store.run("reused")) == "interrupted"
         with GroupWriter(store) as writer:
             with pytest.raises(UserError, match=rf"being evaluated right now \(pid {holder.pid} "):
-                runs.begin(store, writer, started("live"), resume=True)
-            opened = runs.begin(store, writer, started("reused"), resume=True)
+                lifecycle.begin(store, writer, started("live"), resume=True)
+            opened = lifecycle.begin(store, writer, started("reused"), resume=True)
         assert opened.resumed and not opened.finished
         assert store.run("reused").pid != holder.pid  # taken over by this process
     finally:

@@ -11,7 +11,7 @@ from vibes_eval import evaluation
 from vibes_eval.api import make_config
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.select import resolve_runner
-from vibes_eval.store import session
+from vibes_eval.runs import recording
 from vibes_eval.store.sql import SqlStore
 
 SAMPLES = EXAMPLES / "sanity" / "samples.jsonl"
@@ -35,16 +35,16 @@ def test_a_verdict_counts_only_once_it_is_in_the_store(store: SqlStore, tmp_path
             if result.key not in stored:
                 missing.append(result.key)
 
-    with resolve_runner("process") as runner, session.start(
+    with resolve_runner("process") as runner, recording.start(
         store, prepared, runner, run_id="r", samples_path=SAMPLES, output_path=None,
         ks=[1], labels={}, workers=2, use_cache=False,
-    ) as recording:  # fmt: skip
+    ) as rec:  # fmt: skip
         outcome = evaluation.run(
-            prepared, runner, ks=[1], workers=2, recorder=recording.recorder,
+            prepared, runner, ks=[1], workers=2, recorder=rec.recorder,
             on_result=on_result,
         )  # fmt: skip
-        recording.finish(outcome)
-        assert recording.writer.commits < len(prepared.samples)
+        rec.finish(outcome)
+        assert rec.writer.commits < len(prepared.samples)
     assert not missing
     assert len(seen) == len(outcome.results) == 50
     info = store.run("r")

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 from vibes_eval.core import metrics
 from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.types import Reason, SampleResult, Task
+from vibes_eval.runs.process import host, start_token
 from vibes_eval.store.base import EventStore
 from vibes_eval.store.events import RunCompleted, RunStarted, SampleEvaluated
-from vibes_eval.store.process import host, start_token
 
 HOSTILE = (
     '</pre><script>window.__pwned=1</script><img id="pwned" src="x" onerror="window.__pwned=2">'

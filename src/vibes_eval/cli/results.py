@@ -18,10 +18,10 @@ from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import write_jsonl
 from vibes_eval.core.registry import scoring_for
+from vibes_eval.runs.compare import Comparison, compare
+from vibes_eval.runs.summary import export_rows, label_text, run_detail, run_rows
 from vibes_eval.store.base import EventStore, StoreMissing, UnknownRun
-from vibes_eval.store.compare import Comparison, compare
 from vibes_eval.store.sql import open_store
-from vibes_eval.store.summary import export_rows, label_text, run_detail, run_rows
 from vibes_eval.store.urls import resolve
 
 RunIdArg = Annotated[str, typer.Argument(help="A run id, as `vibes eval results` lists them.")]

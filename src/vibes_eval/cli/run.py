@@ -18,8 +18,8 @@ from vibes_eval.cli.report import print_report
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.settings import Layer
 from vibes_eval.progress import sample_progress
+from vibes_eval.runs.lifecycle import parse_labels
 from vibes_eval.store.base import StoreError
-from vibes_eval.store.runs import parse_labels
 from vibes_eval.store.urls import is_off
 
 

@@ -37,8 +37,8 @@ from vibes_eval.core.registry import scoring_for
 from vibes_eval.core.settings import Layer, build, read_config_file
 from vibes_eval.generation.history import RunHistory, round_table
 from vibes_eval.generation.settings import GenerationSettings
-from vibes_eval.store.compare import compare
-from vibes_eval.store.runs import RUN_ID
+from vibes_eval.runs.compare import compare
+from vibes_eval.runs.lifecycle import RUN_ID
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
 

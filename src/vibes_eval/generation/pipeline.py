@@ -44,9 +44,9 @@ from vibes_eval.generation.prompts import Templates
 from vibes_eval.generation.retry import RetryPolicy, Stopped
 from vibes_eval.generation.settings import GenerationSettings
 from vibes_eval.generation.stage import EvalStage, Sink, store_cache
+from vibes_eval.runs.lifecycle import new_run_id
+from vibes_eval.runs.recording import Recording
 from vibes_eval.store.events import RunInterrupted, SampleEvaluated
-from vibes_eval.store.runs import new_run_id
-from vibes_eval.store.session import Recording
 
 Key = tuple[str, int]
 OnResult = Callable[[SampleResult], None]

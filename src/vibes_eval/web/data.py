@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vibes_eval.core.registry import Scoring, scoring_for
+from vibes_eval.runs.summary import label_text, status_of
 from vibes_eval.store.base import (
     SAMPLE_ORDERS,
     EventStore,
@@ -24,7 +25,6 @@ from vibes_eval.store.base import (
     UnknownRun,
 )
 from vibes_eval.store.sql import open_store
-from vibes_eval.store.summary import label_text, status_of
 from vibes_eval.store.urls import resolve
 from vibes_eval.web.memo import Background, Memo
 from vibes_eval.web.summary import RunSummary

@@ -20,8 +20,8 @@ from typing import Any
 from vibes_eval.core import metrics
 from vibes_eval.core.registry import Scoring
 from vibes_eval.core.types import Reason
+from vibes_eval.runs.summary import group_rows, task_order
 from vibes_eval.store.base import ScoredRow
-from vibes_eval.store.summary import group_rows, task_order
 
 PASS_AT = re.compile(r"pass@(\d+)")
 FAST_P = re.compile(r"fast_?p?[@_]?(\d+(?:\.\d+)?)")

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 from vibes_eval.core import registry
 from vibes_eval.core.registry import Scoring, scoring_for
+from vibes_eval.runs.compare import compare
 from vibes_eval.store.base import EventStore, RunInfo, ScoredRow
-from vibes_eval.store.compare import compare
 from vibes_eval.web.summary import RunSummary, summarize
 
 T = TypeVar("T")
@@ -61,7 +61,7 @@ def run_summary(store: EventStore, rows: Rows, run_id: str, scoring: Scoring) ->
 def run_compare(
     store: EventStore, rows: Rows, run_a: str, run_b: str, scoring: Scoring
 ) -> dict[str, Any]:
-    """``store.compare.compare`` of two runs, as a dict; {"error": ...} when they share
+    """``runs.compare.compare`` of two runs, as a dict; {"error": ...} when they share
     no task."""
     a, b = store.run(run_a), store.run(run_b)
     try:

@@ -19,7 +19,7 @@ import numpy as np
 
 from vibes_eval.core.benchmark import default_solved
 from vibes_eval.core.metrics import Metric, Scored, Scores, by_task, pass_rate, score
-from vibes_eval.store.summary import task_order
+from vibes_eval.runs.summary import task_order
 
 RESAMPLES = 10_000
 SEED = 0  # fixed: the same two runs always give the same interval

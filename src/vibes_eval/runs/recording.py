@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vibes_eval.core.runner import TaskRunner
-from vibes_eval.store import runs
+from vibes_eval.runs import lifecycle
 from vibes_eval.store.base import EventStore
 from vibes_eval.store.events import RunCompleted, RunInterrupted, RunStarted
 from vibes_eval.store.recorder import StoreRecorder
@@ -29,7 +29,7 @@ class Recording:
         store: EventStore,
         writer: GroupWriter,
         started: RunStarted,
-        opened: runs.OpenedRun,
+        opened: lifecycle.OpenedRun,
         recorder: StoreRecorder,
     ) -> None:
         self.store = store
@@ -109,8 +109,8 @@ def start(
     """
     writer = GroupWriter(store)
     try:
-        started = runs.run_started(
-            runs.check_run_id(run_id) if run_id else runs.new_run_id(),
+        started = lifecycle.run_started(
+            lifecycle.check_run_id(run_id) if run_id else lifecycle.new_run_id(),
             benchmark=prepared.benchmark,
             tasks=prepared.tasks,
             samples=prepared.samples,
@@ -123,7 +123,7 @@ def start(
             generation=generation,
             generation_identity=generation_identity,
         )
-        opened = runs.begin(store, writer, started, resume=run_id is not None)
+        opened = lifecycle.begin(store, writer, started, resume=run_id is not None)
         recorder = StoreRecorder(
             store, writer, started, prepared.tasks, prepared.samples, use_cache=use_cache
         )

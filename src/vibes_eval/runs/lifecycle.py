@@ -19,7 +19,7 @@ from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Reason, Sample, Task, sha256
-from vibes_eval.store import process
+from vibes_eval.runs import process
 from vibes_eval.store.base import EventStore, UnknownRun
 from vibes_eval.store.events import RunResumed, RunStarted, verdict_config
 from vibes_eval.store.writer import GroupWriter

@@ -9,9 +9,9 @@ from typing import Any
 from vibes_eval.core import metrics
 from vibes_eval.core.registry import Scoring, scoring_for
 from vibes_eval.core.types import Reason
+from vibes_eval.runs.process import effective_status
 from vibes_eval.store.base import EventStore, RunInfo
 from vibes_eval.store.events import RunStarted, SampleEvaluated
-from vibes_eval.store.process import effective_status
 
 SLOWEST = 10
 

@@ -20,7 +20,7 @@ from tests.multilang.langs import CPP_MULTIPLE, GO, JAVA, JS
 from tests.multilang.problems import MBPP, OPENAI, write
 from vibes_eval import open_store
 from vibes_eval.benchmarks.multilang import prompting
-from vibes_eval.benchmarks.multilang.problems import Problem
+from vibes_eval.benchmarks.multilang.tasks import CodeTask as Problem
 
 ADD_PY = "def add(a, b):\n    return a + b\n"
 EVENS_WRONG = "def evens(xs):\n    return xs\n"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, SANDBOX, run_cli
 from tests.multilang import problems as P
-from vibes_eval.benchmarks.multilang.detect import choose
+from vibes_eval.benchmarks.multilang.languages.detect import choose
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

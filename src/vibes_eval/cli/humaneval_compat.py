@@ -58,7 +58,7 @@ def evaluate_functional_correctness(
 ) -> None:
     """Evaluate functional correctness of generated samples; writes
     <sample_file>_results.jsonl and prints the pass@k dict."""
-    from vibes_eval.benchmarks.multilang.detect import choose
+    from vibes_eval.benchmarks.multilang.languages.detect import choose
 
     benchmark, problems = choose(language, problem_file, opt.samples_path(sample_file))
     if stop_tokens is not None and benchmark == "humaneval-rust":

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from vibes_eval.benchmarks.multilang.policy import strip_c_like
-from vibes_eval.benchmarks.multilang.problems import Problem
+from vibes_eval.benchmarks.multilang.languages.policy import strip_c_like
+from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.prompting import PromptContext, Prompting, cut_at_stop
 
 PY_STOP = ["\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\n#"]  # Codex's, as usual
@@ -52,7 +52,7 @@ _PREAMBLE = re.compile(
 def fence_tags(lang: str) -> tuple[str, ...]:
     if lang in FENCE_TAGS:
         return FENCE_TAGS[lang]
-    from vibes_eval.benchmarks.multilang.languages import language
+    from vibes_eval.benchmarks.multilang.languages.programs import language
 
     try:
         return language(lang).fence_tags
@@ -72,17 +72,17 @@ def fenced(text: str, tags: tuple[str, ...]) -> str:
     return blocks[0][1] if blocks else text
 
 
-def _braces(problem: Problem) -> bool:
+def _braces(problem: CodeTask) -> bool:
     return problem.language != "python" and problem.prompt.rstrip().endswith("{")
 
 
-def stop_sequences(problem: Problem) -> list[str]:
+def stop_sequences(problem: CodeTask) -> list[str]:
     if problem.format == "multipl-e" and problem.stop_tokens:
         return list(problem.stop_tokens)
     return BRACE_STOP if _braces(problem) else PY_STOP
 
 
-def prompt_context(problem: Problem) -> PromptContext:
+def prompt_context(problem: CodeTask) -> PromptContext:
     lang = problem.language
     if problem.format == "mbpp":
         tests = "\n".join(problem.test_list)
@@ -102,7 +102,7 @@ def prompt_context(problem: Problem) -> PromptContext:
     )
 
 
-def entry_name(problem: Problem) -> str:
+def entry_name(problem: CodeTask) -> str:
     """The function the prompt leaves open (Python: its entry point; braces: the name on
     the line that opens it)."""
     if problem.entry_point or not _braces(problem):
@@ -113,7 +113,7 @@ def entry_name(problem: Problem) -> str:
     return names[0] if names else ""
 
 
-def to_completion(problem: Problem, text: str, style: str) -> str:
+def to_completion(problem: CodeTask, text: str, style: str) -> str:
     """The completion to evaluate from a model's answer."""
     if style == "completion":
         body, _ = cut_at_stop(text, stop_sequences(problem))
@@ -131,7 +131,7 @@ def _depth(code: str) -> int:
     return bare.count("{") - bare.count("}")
 
 
-def _continuation(problem: Problem, code: str) -> str:
+def _continuation(problem: CodeTask, code: str) -> str:
     """What follows the answer's repeated signature, as a continuation of the prompt."""
     name = entry_name(problem)
     js_go = problem.language in ("js", "go")
@@ -177,11 +177,11 @@ def _helpers(before: str) -> str:
     return "\n".join(out)
 
 
-class ProblemPrompting(Prompting[Problem]):
+class CodeTaskPrompting(Prompting[CodeTask]):
     """Prompts and answers of the Python and multi-language benchmarks."""
 
-    def context(self, task: Problem) -> PromptContext:
+    def context(self, task: CodeTask) -> PromptContext:
         return prompt_context(task)
 
-    def completion(self, task: Problem, ctx: PromptContext, text: str, style: str) -> str:
+    def completion(self, task: CodeTask, ctx: PromptContext, text: str, style: str) -> str:
         return to_completion(task, text, style)

@@ -8,9 +8,11 @@ decodes the answer as data (``vibes_wire``). So whatever the sample does -- exit
 everything -- it cannot make this process believe a test passed: a verdict is "passed"
 only when the test code returned here, on values only this process built.
 
-Input: ``unit.json`` in the working directory; stdin: a token only the host knows, which
-starts every line this process reports (samples have no way to this process's output,
-but a forged line would lack it anyway). Output: ``<token> <json verdict>`` per sample.
+Input: ``unit.json`` in the working directory, read and removed before any sample's
+process starts (so a sample finds no test, expected value or other sample's code on
+disk); stdin: a token only the host knows, which starts every line this process reports
+(samples have no way to this process's output, but a forged line would lack it anyway).
+Output: ``<token> <json verdict>`` per sample.
 """
 
 import builtins
@@ -460,13 +462,26 @@ def run_sample(zyg, tasks, sample, unit):
     }  # fmt: skip
 
 
+def take_unit(path):
+    """The unit file's content, the file removed before any sample's process exists: the
+    tests, the expected values, the canonical solutions and every sample's code then live
+    only in this process's memory, which samples cannot read (it is not dumpable). A file
+    that cannot be removed stops the unit (its samples get no verdict: an infra error)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, encoding="utf-8") as fh:
+        unit = json.load(fh)
+    os.unlink(path)
+    if os.path.lexists(path):
+        raise RuntimeError(f"{path} is still there")
+    return unit
+
+
 def main():
     token = sys.stdin.buffer.read().decode().strip()
     import ctypes
 
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: samples cannot read our memory
-    with open("unit.json", encoding="utf-8") as fh:
-        unit = json.load(fh)
+    unit = take_unit("unit.json")
     tasks = {tid: Task(tid, spec) for tid, spec in unit["tasks"].items()}
     zyg = Zygote(unit["python"], os.getcwd())
     if unit.get("require_seccomp") and not zyg.seccomp:

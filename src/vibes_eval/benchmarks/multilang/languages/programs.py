@@ -15,10 +15,16 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.benchmarks.multilang import cpp
-from vibes_eval.benchmarks.multilang.compiled import Build, Language, task_dir, version_of, which
-from vibes_eval.benchmarks.multilang.policy import strip_c_like
-from vibes_eval.benchmarks.multilang.problems import Problem
+from vibes_eval.benchmarks.multilang.languages import cpp
+from vibes_eval.benchmarks.multilang.languages.base import (
+    Build,
+    Language,
+    task_dir,
+    version_of,
+    which,
+)
+from vibes_eval.benchmarks.multilang.languages.policy import strip_c_like
+from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.runner import NetworkPolicy
 from vibes_eval.core.types import ExecutionResult
 
@@ -57,13 +63,13 @@ class Cpp(Language):
     def _compile(self, source: str, output: str) -> list[str]:
         return [self.tc.gxx, *cpp.FLAGS, "-include", str(self.tc.pch), "-c", source, "-o", output]
 
-    def task_files(self, problem: Problem) -> dict[str, str]:
+    def task_files(self, problem: CodeTask) -> dict[str, str]:
         return {"test.cpp": cpp.test_source(problem)}
 
-    def task_argv(self, problem: Problem) -> list[str] | None:
+    def task_argv(self, problem: CodeTask) -> list[str] | None:
         return self._compile("test.cpp", "test.o")
 
-    def build(self, problem: Problem, code: str) -> Build:
+    def build(self, problem: CodeTask, code: str) -> Build:
         source = cpp.sample_source(problem, code)
         libs = cpp.libraries(problem.prompt + problem.declaration + code)
         test_obj = f"../{task_dir(problem.task_id)}/test.o"
@@ -123,12 +129,12 @@ class JavaScript(Language):
     def build_env(self) -> dict[str, str]:
         return NODE_ENV
 
-    def program(self, problem: Problem, code: str) -> str:
+    def program(self, problem: CodeTask, code: str) -> str:
         # console.assert only prints; the test's assertions must stop the program
         test = _CONSOLE_ASSERT.sub("__vibes_assert(", problem.test)
         return JS_PRELUDE + problem.prompt + code + "\n" + test + JS_EPILOGUE
 
-    def build(self, problem: Problem, code: str) -> Build:
+    def build(self, problem: CodeTask, code: str) -> Build:
         return Build(
             files={"main.js": self.program(problem, code)},
             argv=["node", "--check", "main.js"],
@@ -193,14 +199,14 @@ class Java(Language):
     def readonly_paths(self) -> list[Path]:
         return self._paths
 
-    def main_class(self, problem: Problem) -> str:
+    def main_class(self, problem: CodeTask) -> str:
         test = strip_c_like(problem.test)
         if re.search(r"\bclass\s+Main\b", test):
             return "Main"
         found = _CLASS.findall(strip_c_like(problem.prompt))
         return found[0] if found else "Main"
 
-    def build(self, problem: Problem, code: str) -> Build:
+    def build(self, problem: CodeTask, code: str) -> Build:
         main = self.main_class(problem)
         source = problem.prompt + code + "\n" + problem.test
         return Build(
@@ -325,7 +331,7 @@ class Go(Language):
         return {"GO111MODULE": "off", "GOPATH": "/usr/share/gocode", "CGO_ENABLED": "0",
                 "GOTOOLCHAIN": "local"}  # fmt: skip
 
-    def program(self, problem: Problem, code: str) -> str:
+    def program(self, problem: CodeTask, code: str) -> str:
         if problem.format == "multipl-e":
             # its prompt declares a `_test` package with its imports; tests follow
             text = problem.prompt + code + "\n" + problem.test
@@ -338,7 +344,7 @@ class Go(Language):
         setup = re.sub(r"^package\s+\w+", "package main", setup, count=1, flags=re.M)
         return setup + "\n" + imports + body + "\n" + problem.test
 
-    def build(self, problem: Problem, code: str) -> Build:
+    def build(self, problem: CodeTask, code: str) -> Build:
         return Build(
             files={"main_test.go": self.program(problem, code), "vibes_main_test.go": GO_MAIN},
             # a build cache per session: links to the seed's entries, and its own
@@ -403,7 +409,7 @@ class Script(Language):
         flag = "-version" if self.name == "lua" else "--version"
         return {self.name: version_of((self.interp[0], flag))}
 
-    def build(self, problem: Problem, code: str) -> Build:
+    def build(self, problem: CodeTask, code: str) -> Build:
         text = problem.prompt + code + "\n" + problem.test + self.epilogue
         return Build(
             files={self.file: text},

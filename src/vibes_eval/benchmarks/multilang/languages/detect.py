@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vibes_eval.benchmarks.multilang.datasets import DATASETS
-from vibes_eval.benchmarks.multilang.problems import (
+from vibes_eval.benchmarks.multilang.tasks import (
+    DATASETS,
     MULTIPLE_LANGUAGES,
     detect,
     first_row,

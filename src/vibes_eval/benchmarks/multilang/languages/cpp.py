@@ -22,8 +22,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from vibes_eval.benchmarks.multilang.policy import strip_c_like
-from vibes_eval.benchmarks.multilang.problems import Problem
+from vibes_eval.benchmarks.multilang.languages.policy import strip_c_like
+from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.errors import UserError
 from vibes_eval.paths import cache_dir
 
@@ -155,7 +155,7 @@ def _preprocessor_line(code: str, newline: int) -> bool:
     return code[start:newline].lstrip().startswith("#")
 
 
-def split_test(problem: Problem) -> tuple[str, str]:
+def split_test(problem: CodeTask) -> tuple[str, str]:
     """(what of the test belongs to the sample's unit, the test's `main` and the rest)."""
     if problem.format != "multipl-e":
         return "", problem.test
@@ -165,19 +165,19 @@ def split_test(problem: Problem) -> tuple[str, str]:
     return problem.test[: m.start()], problem.test[m.start() :]
 
 
-def extra_includes(problem: Problem) -> str:
+def extra_includes(problem: CodeTask) -> str:
     """The declaration's includes the prompt lacks (HumanEval-X lists what it needs)."""
     have = set(_INCLUDE.findall(problem.prompt))
     extra = [line for line in _INCLUDE.findall(problem.declaration) if line not in have]
     return "".join(line.strip() + "\n" for line in extra)
 
 
-def sample_source(problem: Problem, code: str) -> str:
+def sample_source(problem: CodeTask, code: str) -> str:
     before_main, _ = split_test(problem)
     return extra_includes(problem) + problem.prompt + code + "\n" + before_main
 
 
-def test_source(problem: Problem) -> str:
+def test_source(problem: CodeTask) -> str:
     """The test's unit, or raises UserError when the prompt has no open function."""
     found = open_function(problem.prompt)
     if found is None:

@@ -10,18 +10,7 @@ refused calls. Patterns match code with comments and literals blanked out.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Violation:
-    category: str
-    rule: str
-    line: int  # 1-based, within the completion
-
-    def __str__(self) -> str:
-        return f"{self.category}: {self.rule} (completion line {self.line})"
+from vibes_eval.benchmarks.common.rules import RuleSet, Violation
 
 
 def strip_c_like(code: str, *, backtick: bool = False, hash_comments: bool = False) -> str:
@@ -64,7 +53,7 @@ def strip_c_like(code: str, *, backtick: bool = False, hash_comments: bool = Fal
     return "".join(out)
 
 
-Rule = tuple[str, str, str]  # category, readable rule, regex
+Rule = tuple[str, str, str]  # category, readable rule, regex (``RuleSet.of`` rows)
 
 _EXIT = ("early exit", "exit/abort/atexit")
 CPP: list[Rule] = [
@@ -140,9 +129,7 @@ SCRIPT: dict[str, list[Rule]] = {
 }  # fmt: skip
 
 RULES: dict[str, list[Rule]] = {"cpp": CPP, "java": JAVA, "js": JS, "go": GO, **SCRIPT}
-_COMPILED: dict[str, list[tuple[str, str, re.Pattern[str]]]] = {
-    lang: [(cat, rule, re.compile(rx)) for cat, rule, rx in rules] for lang, rules in RULES.items()
-}
+_COMPILED: dict[str, RuleSet] = {lang: RuleSet.of(rules) for lang, rules in RULES.items()}
 _HASH_COMMENTS = {"perl", "bash", "ruby", "r", "julia"}
 
 
@@ -153,14 +140,10 @@ def strip_for(language: str, code: str) -> str:
 
 
 def check(language: str, completion: str) -> Violation | None:
-    """The first rule ``completion`` breaks (earliest in the text), or None."""
-    rules = _COMPILED.get(language, [])
-    code = strip_for(language, completion)
-    first: Violation | None = None
-    for cat, rule, rx in rules:
-        m = rx.search(code)
-        if m:
-            line = code.count("\n", 0, m.start()) + 1
-            if first is None or line < first.line:
-                first = Violation(cat, rule, line)
-    return first
+    """The first rule ``completion`` breaks (earliest in the text; on one line, the first
+    rule listed), or None."""
+    rules = _COMPILED.get(language)
+    if rules is None:
+        return None
+    found = rules.all(strip_for(language, completion))
+    return min(found, key=lambda v: v.line) if found else None

@@ -1,0 +1,90 @@
+"""What was observed, turned into verdicts (``common.verdicts``): a policy refusal, a
+build that failed, a program's run judged by the harness's token, the Python harness's
+verdict line, a Python command that ended without one."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from vibes_eval.benchmarks.common.rules import Violation
+from vibes_eval.benchmarks.common.verdicts import failed, infra, passed, verdict
+from vibes_eval.benchmarks.multilang.languages.base import Language
+from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
+
+KEEP = 4096  # characters of a program's stdout and stderr kept in its result
+
+
+def policy_refusal(sample: Sample, violation: Violation) -> SampleResult:
+    return failed(sample, Reason.POLICY, str(violation))
+
+
+def untestable(sample: Sample, why: str) -> SampleResult:
+    """The task's own test could not be built: not the sample's fault."""
+    return infra(sample, why)
+
+
+def program_run(
+    lang: Language, sample: Sample, run: ExecutionResult, token: str, compile_s: float
+) -> SampleResult:
+    """A pass needs exit code 0 with the token printed last (the harness's code prints it
+    only after the test's `main` returned normally)."""
+    timing = {"compile_s": compile_s, "run_s": run.wall_s, "wall_s": compile_s + run.wall_s}
+    out: dict[str, Any] = {
+        "stdout": run.stdout[:KEEP], "stderr": run.stderr[:KEEP], "measurements": timing
+    }  # fmt: skip
+    if run.termination is not Termination.EXITED:
+        reason = Reason.from_termination(run.termination)
+        if reason is Reason.CRASH and "Assertion" in run.stderr:
+            return failed(sample, Reason.FAILED, lang.failure_detail(run), **out)
+        detail = f"killed by signal {run.signal}" if reason is Reason.CRASH else ""
+        return failed(sample, reason, detail or run.termination.value, **out)
+    lines = [x for x in run.stdout.splitlines() if x.strip()]
+    told = bool(lines) and secrets.compare_digest(lines[-1].strip(), token)
+    if run.exit_code == 0 and told:
+        return passed(sample, **out)
+    if run.exit_code == 0:
+        detail = "the program exited with code 0 before its test finished"
+        return failed(sample, Reason.EARLY_EXIT, detail, **out)
+    return failed(sample, Reason.FAILED, lang.failure_detail(run), **out)
+
+
+def compile_failure(lang: Language, sample: Sample, res: ExecutionResult) -> SampleResult:
+    timing = {"compile_s": res.wall_s, "wall_s": res.wall_s}
+    if res.termination is Termination.EXITED:
+        reason: str = Reason.COMPILE_ERROR
+        detail = lang.compile_detail(res)
+    else:
+        reason = Reason.from_termination(res.termination)
+        detail = f"compiler {res.termination.value}"
+    return failed(sample, reason, detail, measurements=timing, stderr=res.stderr[:KEEP])
+
+
+def python_verdict(sample: Sample, line: dict[str, Any]) -> SampleResult:
+    """The Python harness's verdict line for ``sample``."""
+    reason = str(line.get("reason", Reason.INFRA))
+    wall = float(line.get("wall_s") or 0.0)
+    return verdict(
+        sample,
+        bool(line.get("passed")) and reason == Reason.PASSED,
+        reason,
+        str(line.get("detail", "")),
+        measurements={"wall_s": wall, "run_s": wall, "calls": float(line.get("calls", 0))},
+        stdout=str(line.get("stdout", "")),
+        stderr=str(line.get("stderr", "")),
+    )
+
+
+def python_lost(sample: Sample, res: ExecutionResult) -> SampleResult:
+    """A sample whose lone harness ended without a verdict: the command's own end
+    says why (its limits), else the harness failed (an infra error)."""
+    if res.termination is not Termination.EXITED:
+        reason: str = Reason.from_termination(res.termination)
+        detail = f"the sandboxed process ended: {res.termination.value}"
+    else:
+        reason = Reason.INFRA
+        tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
+        detail = f"the harness reported no verdict (exit {res.exit_code}): {tail[:300]}"
+    return failed(
+        sample, reason, detail, measurements={"wall_s": res.wall_s}, stderr=res.stderr[-4096:]
+    )

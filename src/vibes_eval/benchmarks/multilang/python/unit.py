@@ -1,0 +1,158 @@
+"""Python samples, many per sandboxed process: what the host gives the sandbox.
+
+A unit of samples runs as one sandboxed command (``run.PythonUnits``):
+``sandbox/vibes_harness.py`` (the trusted test code) with ``sandbox/vibes_child.py`` (a
+fork server giving each sample a fresh process), reading the unit file built here: the
+interpreter, the limits, each task's trusted code and each sample's program.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vibes_eval.benchmarks.multilang.config import PythonConfig
+from vibes_eval.benchmarks.multilang.python import sandbox as sandbox_pkg
+from vibes_eval.benchmarks.multilang.python.sandbox import vibes_wire as wire
+from vibes_eval.benchmarks.multilang.samples import truncate
+from vibes_eval.benchmarks.multilang.tasks import CodeTask
+from vibes_eval.core.errors import UserError
+from vibes_eval.core.types import Limits, Sample
+
+SANDBOX_FILES = ("vibes_wire.py", "vibes_child.py", "vibes_harness.py")
+HARNESS = "vibes_py/vibes_harness.py"
+STARTUP_S = 10.0  # the harness and fork server start, per command
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: str
+    version: str
+    prefixes: tuple[Path, ...]  # what the sandbox must let it read
+
+
+@functools.cache
+def find_interpreter(name: str | None) -> Interpreter:
+    """The Python that runs samples: ``name`` (a path or a name on PATH) or ours.
+
+    Raises:
+        UserError: it does not exist or does not run.
+    """
+    exe = name or sys.executable
+    probe = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
+    try:
+        out = subprocess.run(
+            [exe, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UserError(f"python interpreter {exe!r} does not run: {exc}") from None
+    prefixes = {Path(os.path.realpath(p)) for p in out[1:3] if p}
+    real = Path(os.path.realpath(exe))
+    if not any(real.is_relative_to(p) for p in prefixes):
+        prefixes.add(real.parent)
+    system = [p for p in prefixes if Path("/usr").resolve() not in (p, *p.parents)]
+    return Interpreter(exe, out[0], tuple(sorted(system)))
+
+
+def completion_code(problem: CodeTask, sample: Sample, config: PythonConfig) -> str:
+    code = sample.completion
+    if config.extract == "auto" and "```" in code:
+        code = _fenced(code)
+    if config.stop_tokens and problem.stop_tokens:
+        code = truncate(code, problem.stop_tokens)
+    return code
+
+
+def _fenced(text: str) -> str:
+    blocks = re.findall(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", text, re.S)
+    for lang, body in blocks:
+        if lang.lower() in ("python", "py", "python3", ""):
+            return body
+    return blocks[0][1] if blocks else text
+
+
+def child_program(problem: CodeTask, code: str) -> str:
+    """What runs in the sample's process: the program up to its tests."""
+    if problem.format == "mbpp":
+        return code + "\n" + problem.test_setup
+    if problem.format == "evalplus" and problem.task_id.startswith("Mbpp/"):
+        return problem.prompt + "\n" + code
+    return problem.prompt + code
+
+
+def _calls_check(test: str) -> bool:
+    return any(line.startswith("check(") for line in test.splitlines())
+
+
+def task_spec(problem: CodeTask) -> dict[str, Any]:
+    """What the harness runs for a task: trusted code only (the dataset's)."""
+    entry = problem.entry_point
+    if problem.format == "mbpp":
+        return {"prompt": "", "setup": problem.test_setup, "test": problem.test, "entry_point": ""}
+    test = problem.test
+    if problem.format in ("openai", "evalplus") and "def check(" in test and entry:
+        test += "" if _calls_check(test) else f"\ncheck({entry})\n"
+    prompt = problem.prompt
+    spec: dict[str, Any] = {"prompt": prompt, "test": test, "entry_point": entry}
+    if problem.format == "evalplus" and problem.plus_inputs:
+        canon = problem.canonical_solution
+        if f"def {entry}" not in canon:
+            canon = prompt + canon
+        spec["plus"] = {
+            "inputs": [wire.encode(list(args)) for args in problem.plus_inputs],
+            "atol": problem.atol,
+            "canonical": canon,
+        }
+    return spec
+
+
+def sandbox_sources() -> dict[str, str | bytes]:
+    folder = Path(sandbox_pkg.__file__).parent
+    return {f"vibes_py/{name}": (folder / name).read_text() for name in SANDBOX_FILES}
+
+
+def unit_file(
+    config: PythonConfig, python: str, tasks: dict[str, CodeTask], unit: Sequence[Sample]
+) -> dict[str, Any]:
+    """What the harness reads: the unit's tasks (trusted code) and samples."""
+    lim = config.limits
+    used = {s.task_id for s in unit}
+    samples = [
+        {"id": n, "task": s.task_id,
+         "code": child_program(tasks[s.task_id], completion_code(tasks[s.task_id], s, config))}
+        for n, s in enumerate(unit)
+    ]  # fmt: skip
+    return {
+        "python": python,
+        "timeout_s": lim.timeout_s,
+        "policy": config.enforce_policy,
+        "require_seccomp": config.enforce_policy and len(unit) > 1,
+        "child_limits": {
+            "memory_bytes": lim.memory_mb << 20,
+            "cpu_s": math.ceil(lim.cpu_s or lim.timeout_s) + 1,
+            "file_bytes": lim.file_size_mb << 20,
+        },
+        "tasks": {tid: task_spec(tasks[tid]) for tid in used},
+        "samples": samples,
+    }
+
+
+def command_limits(config: PythonConfig, n: int) -> Limits:
+    lim = config.limits
+    return lim.model_copy(
+        update={
+            "timeout_s": STARTUP_S + n * (lim.timeout_s + 1.0),
+            "cpu_s": None,
+            "memory_mb": lim.memory_mb + 768,  # the harness and fork server besides
+            "pids": max(lim.pids, 32) + 8,
+            "output_bytes": (64 << 10) + n * (40 << 10),  # two 4K outputs, escaped
+        }
+    )

@@ -1,0 +1,315 @@
+"""How samples are run: the plan (units of samples), then each unit's sessions.
+
+**Languages with a test `main`** (C++, Go, JavaScript, Java and MultiPL-E's scripting
+languages, ``CompiledUnits``): build, then run with the harness's token. A unit of
+samples shares one build session: each task's trusted test parts are built once
+(``task_dir``), each sample in a folder of its own (``s<i>``), with the same command and
+the same folder names as alone, so compile errors read the same batched or not. A sample's
+program then runs in a fresh session of its own (nothing another sample wrote can reach
+it), gets the token on stdin, and passes only when it exits 0 having printed the token
+last, which the language's harness code does only after the test's `main` returned
+normally (the token is not in the program: reading it needs stdin, which the policy filter
+refuses to completions).
+
+**Python** (``PythonUnits``): a unit runs as one sandboxed command, the trusted harness
+with a fork server (``python/``). The harness reports one line per sample, led by a token
+only this process and the harness know. Samples it could not report (its process died or
+ran out of time) are evaluated again: the one that was running alone, the rest in a new
+round, so no sample's verdict depends on the others in its unit (docs/multilang.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from vibes_eval.benchmarks.multilang import judge
+from vibes_eval.benchmarks.multilang.config import CompiledConfig, PythonConfig
+from vibes_eval.benchmarks.multilang.languages import policy
+from vibes_eval.benchmarks.multilang.languages.base import Build, Language, fenced, task_dir
+from vibes_eval.benchmarks.multilang.python import unit as py
+from vibes_eval.benchmarks.multilang.samples import truncate
+from vibes_eval.benchmarks.multilang.tasks import CodeTask
+from vibes_eval.core.benchmark import OnResult
+from vibes_eval.core.errors import RunnerError, UserError
+from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
+from vibes_eval.core.types import ExecutionResult, Limits, Sample, SampleResult
+
+PYTHON_UNIT = 200  # Python samples per sandboxed process
+COMPILED_UNIT = 32  # samples per build session
+MAX_ROUNDS = 8  # Python rounds of one command each; then whatever is left runs alone
+
+
+# -- the plan ---------------------------------------------------------------------------------
+
+
+def plan_units(samples: Sequence[Sample], workers: int, size: int) -> list[list[Sample]]:
+    """Even units of at most ~``size``, as many as a multiple of the workers."""
+    if not samples:
+        return []
+    workers = max(1, min(workers, len(samples)))
+    n_units = workers * math.ceil(len(samples) / (workers * size))
+    step = math.ceil(len(samples) / n_units)
+    return [list(samples[i : i + step]) for i in range(0, len(samples), step)]
+
+
+def plan_by_task(samples: Sequence[Sample], workers: int, size: int) -> list[list[Sample]]:
+    """Units of samples of as few tasks as possible (each task's test is built once per
+    unit), in task order, at most ``size`` each and at least one per worker."""
+    order = {tid: n for n, tid in enumerate(dict.fromkeys(s.task_id for s in samples))}
+    ordered = sorted(samples, key=lambda s: order[s.task_id])
+    return plan_units(ordered, workers, size)
+
+
+# -- languages with a test `main` -------------------------------------------------------------
+
+
+class CompiledUnits:
+    """Runs units of samples of one language with a test `main`."""
+
+    def __init__(self, language: Language, config: CompiledConfig) -> None:
+        self.lang = language
+        self.config = config
+
+    def check_available(self) -> None:
+        """Raises: UserError naming the missing toolchain."""
+        why = self.lang.missing()
+        if why is not None:
+            raise UserError(f"{self.lang.name} samples cannot be evaluated here: {why}")
+
+    def code(self, problem: CodeTask, sample: Sample) -> str:
+        code = sample.completion
+        if self.config.extract == "auto" and "```" in code:
+            code = fenced(code, self.lang.fence_tags)
+        if self.config.stop_tokens and problem.stop_tokens:
+            code = truncate(code, problem.stop_tokens)
+        return code
+
+    def compile_limits(self) -> Limits:
+        lim = self.config.limits
+        return lim.model_copy(
+            update={
+                "timeout_s": self.config.compile_timeout_s,
+                "memory_mb": max(lim.memory_mb, 2048),
+                "pids": max(lim.pids, 64),
+                "cpu_s": None,
+            }
+        )
+
+    def spec(
+        self, label: str, files: dict[str, str | bytes], network: NetworkPolicy | None = None
+    ) -> SessionSpec:
+        sandbox = SandboxPolicy(
+            readonly_paths=tuple(self.lang.readonly_paths()),
+            network=network or NetworkPolicy.DISABLED,
+        )
+        return SessionSpec(label=label, files=files, policy=sandbox)
+
+    def run(
+        self,
+        tasks: dict[str, CodeTask],
+        unit: Sequence[Sample],
+        runner: TaskRunner,
+        on_result: OnResult,
+    ) -> None:
+        todo: list[tuple[int, Sample, CodeTask, str]] = []
+        for n, sample in enumerate(unit):
+            problem = tasks[sample.task_id]
+            code = self.code(problem, sample)
+            found = policy.check(self.lang.name, code) if self.config.enforce_policy else None
+            if found is not None:
+                on_result(judge.policy_refusal(sample, found))
+            else:
+                todo.append((n, sample, problem, code))
+        if not todo:
+            return
+        build_spec = self.spec(f"{self.lang.name}-build", {}, self.lang.build_network)
+        with runner.session(build_spec) as session:
+            broken = self.build_tasks(session, runner, {p.task_id: p for _, _, p, _ in todo})
+            for n, sample, problem, code in todo:
+                if problem.task_id in broken:
+                    on_result(judge.untestable(sample, broken[problem.task_id]))
+                    continue
+                on_result(self.one(session, runner, n, sample, problem, code))
+
+    def build_tasks(
+        self, session: Session, runner: TaskRunner, problems: dict[str, CodeTask]
+    ) -> dict[str, str]:
+        """Build each task's test parts; {task id: why it could not be built}."""
+        broken: dict[str, str] = {}
+        for tid, problem in problems.items():
+            folder = task_dir(tid)
+            try:
+                files = self.lang.task_files(problem)
+            except UserError as exc:
+                broken[tid] = f"the task's test cannot be built: {exc}"
+                continue
+            runner.write_files(session, {f"{folder}/{k}": v for k, v in files.items()})
+            argv = self.lang.task_argv(problem)
+            if argv is None:
+                continue
+            res = runner.execute(
+                session, argv, self.compile_limits(), env=self.lang.build_env(), cwd=folder
+            )
+            if not res.ok:
+                broken[tid] = f"the task's test does not build: {self.lang.compile_detail(res)}"
+        return broken
+
+    def one(
+        self,
+        session: Session,
+        runner: TaskRunner,
+        n: int,
+        sample: Sample,
+        problem: CodeTask,
+        code: str,
+    ) -> SampleResult:
+        build = self.lang.build(problem, code)
+        folder = f"s{n}"
+        runner.write_files(session, {f"{folder}/{k}": v for k, v in build.files.items()})
+        compile_s = 0.0
+        if build.argv is not None:
+            res = runner.execute(
+                session, build.argv, self.compile_limits(), env=self.lang.build_env(), cwd=folder
+            )
+            compile_s = res.wall_s
+            if not res.ok:
+                return judge.compile_failure(self.lang, sample, res)
+        archive = {name: runner.read_file(session, f"{folder}/{name}") for name in build.run_files}
+        return self.execute_run(runner, sample, build, archive, compile_s)
+
+    def execute_run(
+        self, runner: TaskRunner, sample: Sample, build: Build, files: dict[str, bytes],
+        compile_s: float,
+    ) -> SampleResult:  # fmt: skip
+        """The sample's program in a fresh session, with the token on stdin."""
+        staged = {f"in/{name}": data for name, data in files.items()}
+        token = secrets.token_hex(16)
+        with runner.session(self.spec(f"{self.lang.name}-run", staged)) as session:
+            # Copied by a child process: a thread forking while this one wrote an
+            # executable would make its exec fail (ETXTBSY).
+            names = " ".join(shlex.quote(name) for name in files)
+            copy = runner.execute(
+                session, ["/bin/sh", "-c", f"cp -r in/. . && chmod 755 {names}"],
+                self.config.limits,
+            )  # fmt: skip
+            if not copy.ok:
+                raise RunnerError(f"cannot stage the program: {copy.stderr.strip()[:200]}")
+            run = runner.execute(
+                session, build.run_argv, self.config.limits, env=build.run_env,
+                stdin=(token + "\n").encode(),
+            )  # fmt: skip
+        # a detail names no session's folder: the same batched or alone
+        where = str(session.path).rstrip("/") + "/"
+        run = run.model_copy(
+            update={
+                "stdout": run.stdout.replace(where, ""),
+                "stderr": run.stderr.replace(where, ""),
+            }
+        )
+        return judge.program_run(self.lang, sample, run, token, compile_s)
+
+
+# -- Python ------------------------------------------------------------------------------------
+
+
+class PythonUnits:
+    """Runs units of Python samples, many per sandboxed harness command."""
+
+    def __init__(self, config: PythonConfig) -> None:
+        self.config = config
+        self._sources: dict[str, str | bytes] | None = None
+
+    @property
+    def interpreter(self) -> py.Interpreter:
+        return py.find_interpreter(self.config.python)
+
+    def environment(self) -> dict[str, str]:
+        interp = self.interpreter
+        return {"python": f"Python {interp.version} ({interp.path})"}
+
+    def run_command(
+        self, tasks: dict[str, CodeTask], unit: Sequence[Sample], runner: TaskRunner
+    ) -> tuple[dict[int, dict[str, Any]], ExecutionResult, bool]:
+        """Run ``unit`` in one sandboxed harness: (verdicts by position, the command's
+        result, whether batching is impossible here)."""
+        if self._sources is None:
+            self._sources = py.sandbox_sources()
+        unit_json = json.dumps(py.unit_file(self.config, self.interpreter.path, tasks, unit))
+        spec = SessionSpec(
+            label=f"py-{unit[0].task_id}",
+            files={**self._sources, "unit.json": unit_json},
+            readonly_paths=list(self.interpreter.prefixes),
+        )
+        token = secrets.token_hex(16)
+        with runner.session(spec) as session:
+            res = runner.execute(
+                session,
+                [self.interpreter.path, "-s", "-B", py.HARNESS],
+                py.command_limits(self.config, len(unit)),
+                env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+                stdin=(token + "\n").encode(),
+            )
+        found, no_batch = verdict_lines(res, token)
+        return found, res, no_batch
+
+    def run(
+        self,
+        tasks: dict[str, CodeTask],
+        unit: Sequence[Sample],
+        runner: TaskRunner,
+        on_result: OnResult,
+    ) -> None:
+        """Evaluate ``unit``: in rounds of one command each while its harness reports
+        verdicts; a sample that was running when a round's command died runs alone."""
+        pending = list(unit)
+        for _ in range(MAX_ROUNDS):
+            if len(pending) < 2 or not self.config.batch or not self.config.enforce_policy:
+                break
+            found, _, no_batch = self.run_command(tasks, pending, runner)
+            if no_batch:
+                break
+            for n, sample in enumerate(pending):
+                if n in found:
+                    on_result(judge.python_verdict(sample, found[n]))
+            left = [s for n, s in enumerate(pending) if n not in found]
+            if not left:
+                return
+            first = next(n for n, s in enumerate(pending) if n not in found)
+            self.alone(tasks, pending[first], runner, on_result)
+            pending = [s for s in left if s is not pending[first]]
+        for sample in pending:
+            self.alone(tasks, sample, runner, on_result)
+
+    def alone(
+        self, tasks: dict[str, CodeTask], sample: Sample, runner: TaskRunner, on_result: OnResult
+    ) -> None:
+        found, res, _ = self.run_command(tasks, [sample], runner)
+        if 0 in found:
+            on_result(judge.python_verdict(sample, found[0]))
+        else:
+            on_result(judge.python_lost(sample, res))
+
+
+def verdict_lines(res: ExecutionResult, token: str) -> tuple[dict[int, dict[str, Any]], bool]:
+    """The harness's lines led by ``token``: (verdicts by position, whether the harness
+    said batching is impossible here)."""
+    found: dict[int, dict[str, Any]] = {}
+    no_batch = False
+    for line in res.stdout.splitlines():
+        head, _, body = line.partition(" ")
+        if not secrets.compare_digest(head, token):
+            continue
+        try:
+            verdict = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        if "fatal" in verdict:
+            no_batch = True
+        elif isinstance(verdict.get("id"), int):
+            found[verdict["id"]] = verdict
+    return found, no_batch

@@ -154,8 +154,9 @@ import json, os, sqlite3
 from collections import defaultdict
 
 import vibes_eval
-from vibes_eval.benchmarks.kernels.metrics import kernel_metrics
-from vibes_eval.benchmarks.kernels.report import cheat_check, kind_table, sample_lines, timings_tsv
+from vibes_eval.benchmarks.kernels.scoring import (
+    cheat_check, kernel_metrics, kind_table, sample_lines, timings_tsv,
+)
 from vibes_eval.core.metrics import score
 
 out_dir, work = os.environ["OUT"], os.environ["WORK"]

@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import vibes_eval
-from vibes_eval.benchmarks.kernels.report import cheat_check, kind_table, sample_lines
+from vibes_eval.benchmarks.kernels.scoring import cheat_check, kind_table, sample_lines
 
 HERE = Path(__file__).resolve().parent
 

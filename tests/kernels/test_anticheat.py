@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from vibes_eval.benchmarks.kernels import symbols
-from vibes_eval.benchmarks.kernels.anticheat import (
+from vibes_eval.benchmarks.kernels.checks import symbols
+from vibes_eval.benchmarks.kernels.checks.source import (
     KERNEL_RE,
     LAUNCH_RE,
     check_source,

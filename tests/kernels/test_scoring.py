@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.kernels.conftest import CUDA_SET, write_task
-from vibes_eval.benchmarks.kernels import hardware
-from vibes_eval.benchmarks.kernels.metrics import kernel_metrics, solved
-from vibes_eval.benchmarks.kernels.tasks import load_tasks
-from vibes_eval.benchmarks.kernels.timing import (
+from vibes_eval.benchmarks.kernels.measure import hardware
+from vibes_eval.benchmarks.kernels.measure.timing import (
     RefCache,
     SizeTiming,
     parse_channel,
@@ -19,6 +17,8 @@ from vibes_eval.benchmarks.kernels.timing import (
     run_speed,
     spread,
 )
+from vibes_eval.benchmarks.kernels.scoring import kernel_metrics, solved
+from vibes_eval.benchmarks.kernels.tasks import load_tasks
 from vibes_eval.core.metrics import score
 from vibes_eval.core.types import SampleResult
 

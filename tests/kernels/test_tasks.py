@@ -10,8 +10,8 @@ import pytest
 from tests.conftest import run_cli
 from tests.kernels.conftest import CPU_SET, CUDA_SET, samples_of, write_jsonl, write_task
 from vibes_eval.benchmarks.kernels.samples import load_samples
-from vibes_eval.benchmarks.kernels.schema import load_task_yaml
 from vibes_eval.benchmarks.kernels.tasks import group_of, load_tasks
+from vibes_eval.benchmarks.kernels.tasks.schema import load_task_yaml
 from vibes_eval.core.errors import UserError
 
 

@@ -1,4 +1,4 @@
-// cheat: replaces the clock the harness times with; the call after its own reads 1 ns later
+// cheat: replaces the clock the harness times with; the call after its own reads 1 us later
 // task: class1/general/cpu_00_vector_add
 // expect: interposition
 #include <chrono>
@@ -11,7 +11,7 @@ namespace std::chrono::_V2 {
 steady_clock::time_point steady_clock::now() noexcept {
   if (armed) {  // the harness stops its clock right after the solution returns
     armed = false;
-    return time_point(duration(last_ns + 1));
+    return time_point(duration(last_ns + 1000));  // 1 ns came out as 0 ms
   }
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vibes_eval.benchmarks.kernels import metrics as km
-from vibes_eval.benchmarks.kernels import pipeline
+from vibes_eval.benchmarks.kernels import run as pipeline
+from vibes_eval.benchmarks.kernels import scoring as km
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
-from vibes_eval.benchmarks.kernels.hardware import cpu_name
 from vibes_eval.benchmarks.kernels.judge import judge
-from vibes_eval.benchmarks.kernels.pipeline import KernelRun, Pipeline, Toolchain
+from vibes_eval.benchmarks.kernels.measure.hardware import cpu_name
+from vibes_eval.benchmarks.kernels.measure.timing import RefCache
 from vibes_eval.benchmarks.kernels.prompting import KernelPrompting
+from vibes_eval.benchmarks.kernels.run import KernelRun, Pipeline, Toolchain
 from vibes_eval.benchmarks.kernels.samples import load_samples
 from vibes_eval.benchmarks.kernels.tasks import KernelTask, load_tasks
-from vibes_eval.benchmarks.kernels.timing import RefCache
 from vibes_eval.core import devices
 from vibes_eval.core import metrics as m
 from vibes_eval.core.benchmark import Benchmark

@@ -1,4 +1,4 @@
-"""Turn what the pipeline observed into a verdict: the first run that does not pass
+"""Turn what the run observed (``run.py``) into a verdict: the first run that does not pass
 decides the reason; when every run passes, speed is the median over runs and the spread is
 reported."""
 
@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vibes_eval.benchmarks.kernels import pipeline as p
+from vibes_eval.benchmarks.kernels import run as p
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
-from vibes_eval.benchmarks.kernels.tasks import KernelTask
-from vibes_eval.benchmarks.kernels.timing import (
+from vibes_eval.benchmarks.kernels.measure.timing import (
     RefCache,
     SizeTiming,
     parse_stdout,
@@ -18,6 +17,7 @@ from vibes_eval.benchmarks.kernels.timing import (
     sizes_json,
     spread,
 )
+from vibes_eval.benchmarks.kernels.tasks import KernelTask
 from vibes_eval.core.types import Reason, Sample, SampleResult, Termination
 
 OUTPUT_KEEP = 4000  # characters of stdout/stderr kept with a verdict

@@ -20,12 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from vibes_eval.benchmarks.kernels import anticheat, hardware, symbols
-from vibes_eval.benchmarks.kernels.anticheat import Violation
+from vibes_eval.benchmarks.common.rules import Violation
+from vibes_eval.benchmarks.kernels.checks import cheat, symbols
+from vibes_eval.benchmarks.kernels.checks import source as anticheat
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
-from vibes_eval.benchmarks.kernels.hardware import Gate
+from vibes_eval.benchmarks.kernels.measure import hardware
+from vibes_eval.benchmarks.kernels.measure.hardware import Gate
+from vibes_eval.benchmarks.kernels.measure.timing import ChannelReport, parse_channel
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
-from vibes_eval.benchmarks.kernels.timing import ChannelReport, parse_channel
 from vibes_eval.core.errors import DeviceUnavailable, RunnerError
 from vibes_eval.core.runner import DeviceNeed, SandboxPolicy, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Sample
@@ -126,9 +128,8 @@ class Pipeline:
             return self._early(out, ARCH_UNSUPPORTED, out.gate.detail)
         files = task.read_files()
         files[task.solution_file] = sample.completion.encode()
-        session = runner.prepare(SessionSpec(label=_label(task), files=files,
-                                             policy=self.policy(task)))  # fmt: skip
-        try:
+        spec = SessionSpec(label=_label(task), files=files, policy=self.policy(task))
+        with runner.session(spec) as session:
             self._build_and_check(task, sample.completion, runner, session, out)
             if out.outcome:
                 return out
@@ -139,8 +140,6 @@ class Pipeline:
             if out.gate.status == NO_DEVICE:
                 return self._early(out, NO_DEVICE, out.gate.detail)
             products = self._products(runner, session, set(files))
-        finally:
-            runner.cleanup(session)
         self._time_on_gpu(task, runner, {**files, **products}, out)
         return out
 
@@ -168,7 +167,7 @@ class Pipeline:
         )
         bare = anticheat.strip_source(source)
         if not task.needs_gpu and re.search(r"\b(asm|__asm__|__asm)\b", bare):
-            found.append(Violation("inline_asm", "inline assembly in a CPU kernel"))
+            found.append(cheat("inline_asm", "inline assembly in a CPU kernel"))
         return found
 
     # -- sessions -------------------------------------------------------------------------
@@ -265,7 +264,7 @@ class Pipeline:
             if tu.startswith(APART):  # no TU of the task's own: does its naive one compile?
                 return [], ["symbol check skipped: the solution does not compile on its own "
                             "(nor may the task's)"]  # fmt: skip
-            return [Violation("apart", "does not compile on its own: " +
+            return [cheat("apart", "does not compile on its own: " +
                               first_error(compiled))], []  # fmt: skip
         undefined = runner.execute(session, ["nm", "-u", obj], limits, env=env)
         defined = runner.execute(session, ["nm", "-g", "--defined-only", obj], limits, env=env)
@@ -341,7 +340,7 @@ class Pipeline:
         result = runner.execute(session, ["sh", "-c", script], limits, env=env)
         lines = [" ".join(x.split()[1:]) for x in result.stdout.splitlines() if x.strip()]
         if lines:
-            return [Violation("syscall_instruction", "system call instruction in host code: " +
+            return [cheat("syscall_instruction", "system call instruction in host code: " +
                               "; ".join(lines))]  # fmt: skip
         return []
 
@@ -373,15 +372,11 @@ class Pipeline:
         spec = SessionSpec(label=_label(task), files=files, policy=self.policy(task),
                            device=DeviceNeed())  # fmt: skip
         try:
-            session = runner.prepare(spec)
-        except DeviceUnavailable as exc:
+            with runner.session(spec) as session:
+                runner.execute(session, ["chmod", "-R", "u+x", "."], Limits(timeout_s=30))
+                self._time(task, runner, session, out)
+        except DeviceUnavailable as exc:  # raised by the session's start
             self._early(out, NO_DEVICE, str(exc))
-            return
-        try:
-            runner.execute(session, ["chmod", "-R", "u+x", "."], Limits(timeout_s=30))
-            self._time(task, runner, session, out)
-        finally:
-            runner.cleanup(session)
 
     def _time(self, task: KernelTask, runner: TaskRunner, session: Session,
               out: KernelRun) -> None:  # fmt: skip

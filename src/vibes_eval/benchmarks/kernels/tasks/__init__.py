@@ -12,7 +12,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from vibes_eval.benchmarks.kernels.schema import TaskSpec, load_task_yaml
+from vibes_eval.benchmarks.kernels.tasks.schema import TaskSpec, load_task_yaml
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.types import Task
 

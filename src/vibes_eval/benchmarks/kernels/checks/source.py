@@ -4,14 +4,16 @@ task's own files (the expert reference sits next to the harness).
 
 These rules are the first, cheap layer. What patterns cannot see is caught later: the
 solution is compiled on its own and its symbols are checked (``symbols.py``), and the
-harness reports through a channel the solution cannot write (``pipeline.py``).
+harness reports through a channel the solution cannot write (``run.py``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from vibes_eval.benchmarks.common.rules import Rule, RuleSet, Violation, line_of
+from vibes_eval.benchmarks.kernels.checks import cheat
 
 SOURCE_SUFFIXES = (".h", ".hh", ".hpp", ".cuh", ".cu", ".c", ".cc", ".cpp", ".cxx", ".inc",
                    ".inl", ".o", ".a", ".so", ".ptx", ".cubin", ".py")  # fmt: skip
@@ -58,15 +60,10 @@ GLOBAL_BLOCKED: tuple[tuple[str, str, str], ...] = (
     ),
     ("syscall", r"\bsyscall\s*\(|\b__NR_\w+|\bSYS_\w+\b", "raw system calls"),
 )
-
-
-@dataclass(frozen=True)
-class Violation:
-    rule: str  # stable name, shown as `anti_cheat: <rule>: <detail>`
-    detail: str
-
-    def text(self) -> str:
-        return f"{self.rule}: {self.detail}"
+# The table as rules: each rule's category is the kernel rule it reports (library, ...),
+# its name says why.
+BLOCKED_RULES = RuleSet(Rule.of(rule, why, regex, re.IGNORECASE)
+                        for rule, regex, why in GLOBAL_BLOCKED)  # fmt: skip
 
 
 def splice_lines(src: str) -> str:
@@ -206,26 +203,31 @@ def check_source(
     """
     bare = strip_source(source)
     with_strings = strip_source(source, keep_strings=True)
-    found: list[Violation] = []
-    for rule, pattern, why in GLOBAL_BLOCKED:
-        m = re.search(pattern, bare, re.IGNORECASE)
-        if m:
-            found.append(Violation(rule, f"{why} ({_snippet(m.group(0))})"))
-    for pattern in blocked:
-        m = re.search(pattern, bare, re.IGNORECASE)
-        if m:
-            found.append(Violation("blocked_pattern", f"{pattern!r} ({_snippet(m.group(0))})"))
+    found = _hits(BLOCKED_RULES, bare)
+    own = RuleSet(Rule.of("blocked_pattern", repr(p), p, re.IGNORECASE) for p in blocked)
+    found += _hits(own, bare)
     wanted = [(p, kernel_pattern(p)) for p in required]
     if cuda:
         wanted += [("a __global__ void kernel", KERNEL_RE), ("a kernel launch", LAUNCH_RE)]
     for label, pattern in wanted:
         if not re.search(pattern, bare, re.S if "<<<" in pattern else 0):
-            found.append(Violation("required_pattern", f"missing {label}"))
+            found.append(cheat("required_pattern", f"missing {label}"))
     for name in _named_task_files(with_strings, task_files, allowed_files):
-        found.append(Violation("task_file", f"names the task's own file {name!r}"))
+        found.append(cheat("task_file", f"names the task's own file {name!r}"))
     lines = code_lines(bare)
     if lines < min_code_lines:
-        found.append(Violation("min_code", f"{lines} lines of code, fewer than {min_code_lines}"))
+        found.append(cheat("min_code", f"{lines} lines of code, fewer than {min_code_lines}"))
+    return found
+
+
+def _hits(rules: RuleSet, bare: str) -> list[Violation]:
+    """The first hit of every rule, as ``<category>: <rule> (<the matched code>)``."""
+    found = []
+    for rule in rules.rules:
+        m = rule.pattern.search(bare)
+        if m:
+            detail = f"{rule.rule} ({_snippet(m.group(0))})"
+            found.append(cheat(rule.category, detail, line_of(bare, m.start())))
     return found
 
 

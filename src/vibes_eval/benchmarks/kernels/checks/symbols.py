@@ -1,6 +1,6 @@
 """What a solution compiled on its own may use and define.
 
-The solution file is compiled alone (``pipeline.check_apart``); ``nm`` lists the symbols
+The solution file is compiled alone (``run.Pipeline.check_apart``); ``nm`` lists the symbols
 its object needs and defines. A solution needs memory, math, the C++ runtime, OpenMP and
 (for CUDA) kernel launches, copies and device queries. Everything else is refused: no I/O
 (it could print `Passed` or timing lines itself), no exit (early exit from a static
@@ -20,7 +20,8 @@ import shutil
 import subprocess
 from collections.abc import Iterable
 
-from vibes_eval.benchmarks.kernels.anticheat import Violation
+from vibes_eval.benchmarks.common.rules import Violation
+from vibes_eval.benchmarks.kernels.checks import cheat
 
 # What both CPU and CUDA solutions may call.
 BASE_EXACT = frozenset({
@@ -178,7 +179,7 @@ def undefined_violations(
     if not bad:
         return []
     shown = ", ".join(bad[:6]) + (f" (+{len(bad) - 6} more)" if len(bad) > 6 else "")
-    return [Violation("symbols", f"uses what a kernel may not: {shown}")]
+    return [cheat("symbols", f"uses what a kernel may not: {shown}")]
 
 
 def defined_violations(names: Iterable[str], *, cuda: bool) -> list[Violation]:
@@ -186,7 +187,7 @@ def defined_violations(names: Iterable[str], *, cuda: bool) -> list[Violation]:
     bad = sorted({n for n in names if n == "main" or n.split("@")[0] in exports})
     if not bad:
         return []
-    return [Violation("interposition", f"defines runtime symbols: {', '.join(bad[:6])}")]
+    return [cheat("interposition", f"defines runtime symbols: {', '.join(bad[:6])}")]
 
 
 def device_violations(ptx: str) -> list[Violation]:
@@ -194,5 +195,5 @@ def device_violations(ptx: str) -> list[Violation]:
     externs = set(re.findall(r"\.extern\s+\.func\s*(?:\([^)]*\))?\s*(\w+)", ptx))
     for name, why in DEVICE_BLOCKED.items():
         if name in externs:
-            found.append(Violation("device_io", why))
+            found.append(cheat("device_io", why))
     return found

@@ -1,0 +1,2 @@
+"""Measuring a kernel: whether this machine can run a task (``hardware``) and reading the
+timings a run reports (``timing``)."""

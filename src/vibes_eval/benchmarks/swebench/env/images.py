@@ -18,7 +18,6 @@ and processes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import json
@@ -32,8 +31,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from vibes_eval.benchmarks.swebench.instances import SweInstance
-from vibes_eval.benchmarks.swebench.specs import ENV_NAME, REPO_DIR, Spec
+from vibes_eval.benchmarks.common.filelock import locked
+from vibes_eval.benchmarks.swebench.env.specs import ENV_NAME, REPO_DIR, Spec, missing_spec
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
 from vibes_eval.paths import cache_dir
 from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
@@ -204,10 +204,8 @@ def _ca_only() -> bytes:
 def _tag_lock(tag: str) -> Iterator[None]:
     with _locks_guard:
         lock = _locks.setdefault(tag, threading.Lock())
-    path = cache_dir() / "docker" / "locks"
-    path.mkdir(parents=True, exist_ok=True)
-    with lock, open(path / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    path = cache_dir() / "docker" / "locks" / (tag.replace("/", "_").replace(":", "_") + ".lock")
+    with lock, locked(path):
         yield
 
 
@@ -339,8 +337,6 @@ class ImageBuilder:
         if self.namespace:
             return self._pulled(official_name(self.namespace, inst.task_id))
         if spec is None:
-            from vibes_eval.benchmarks.swebench.specs import missing_spec
-
             raise UserError(missing_spec(inst))
         env = self.env_tag(spec)
         tag = self.instance_tag(inst, spec)
@@ -436,8 +432,7 @@ def _usage_path() -> Path:
 def touch(tag: str) -> None:
     """Record that ``tag`` was used now (pruning removes the least recently used)."""
     path = _usage_path()
-    with open(path.with_suffix(".lock"), "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
+    with locked(path.with_suffix(".lock")):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):

@@ -9,7 +9,7 @@ carries ``eval_script`` runs that script as given.
 
 The eval script follows the official one step by step (swebench 4.1's
 ``make_eval_script_list``); the test steps then run as their own command (see
-``executor.split_script``).
+``run.split_script``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import UserError
 
 START = ">>>>> Start Test Output"

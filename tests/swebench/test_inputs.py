@@ -221,3 +221,21 @@ def test_bundle_mirror_is_found(tmp_path: Path, toy: dict[str, Path]) -> None:
         subprocess.run(["git", "-C", str(src), "bundle", "create", "-q",
                         str(tmp_path / f"{maker.MIRROR_NAME}.bundle"), "--all"], check=True)  # fmt: skip
         assert mirror_source(str(tmp_path), maker.REPO).suffix == ".bundle"
+
+
+def test_malformed_spec_is_a_user_error_at_load(tmp_path: Path) -> None:
+    """A spec field of the wrong shape is refused when the file is read, naming file, line
+    and field, instead of a TypeError when the eval script is made."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "vibes-toy/calc:\n  '0.1':\n    install: pip install -e .\n    test_cmd: [pytest, -rA]\n"
+    )
+    with pytest.raises(UserError, match=r"s\.yaml:4 field 'vibes-toy/calc\.0\.1\.test_cmd'") as err:
+        specs.read_specs(str(path))
+    assert "expected a string, got list" in str(err.value) and "\n" not in str(err.value)
+    path.write_text("a/b:\n  '1':\n    test_cmd: pytest\n    eval_commands: export X=1\n")
+    with pytest.raises(UserError, match=r"eval_commands.*a list of strings"):
+        specs.read_specs(str(path))
+    path.write_text("a/b:\n  '1':\n    install: pip install .\n")
+    with pytest.raises(UserError, match="test_cmd': missing"):
+        specs.read_specs(str(path))

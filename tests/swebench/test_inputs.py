@@ -239,3 +239,31 @@ def test_malformed_spec_is_a_user_error_at_load(tmp_path: Path) -> None:
     path.write_text("a/b:\n  '1':\n    install: pip install .\n")
     with pytest.raises(UserError, match="test_cmd': missing"):
         specs.read_specs(str(path))
+
+
+def test_symlinked_mirror_entry_is_sent_as_the_repository(
+    tmp_path: Path, toy: dict[str, Path]
+) -> None:
+    """A ``--repos`` entry that is a symlink: the build gets the repository, not the link
+    (which left the build without a repository: an infra_error)."""
+    import io
+    import tarfile
+
+    from vibes_eval.benchmarks.swebench.env.images import ImageBuilder
+
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(toy["repos"] / maker.MIRROR_NAME),
+                    str(bare)], check=True)  # fmt: skip
+    bundle = tmp_path / "calc.bundle"
+    subprocess.run(["git", "-C", str(bare), "bundle", "create", "-q", str(bundle), "--all"],
+                   check=True)  # fmt: skip
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    for target, name in ((bare, maker.MIRROR_NAME), (bundle, f"{maker.MIRROR_NAME}.bundle")):
+        links = tmp_path / f"links-{target.suffix[1:]}"
+        links.mkdir()
+        (links / name).symlink_to(target)
+        files, source = ImageBuilder(str(links), None, print)._repo_files(inst)
+        with tarfile.open(fileobj=io.BytesIO(files)) as tar:
+            top = tar.getmember(source.lstrip("/"))
+            assert not top.issym(), target
+            assert top.isdir() if target == bare else top.isfile()

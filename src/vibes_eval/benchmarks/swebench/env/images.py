@@ -160,14 +160,15 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
 
 
 def mirror_source(repos: str | None, repo: str) -> Path | None:
-    """The mirror's copy of ``repo`` (``owner__name``: a git directory, or a ``.bundle``)."""
+    """The mirror's copy of ``repo`` (``owner__name``: a git directory, or a ``.bundle``),
+    symlinks resolved (a tar of a link holds the link, not the repository)."""
     if not repos:
         return None
     root = Path(repos).expanduser()
     name = repo.replace("/", "__")
     for candidate in (root / name, root / f"{name}.git", root / f"{name}.bundle"):
         if candidate.exists():
-            return candidate
+            return candidate.resolve()
     return None
 
 
@@ -396,7 +397,7 @@ class ImageBuilder:
             )
             if check.returncode != 0:
                 raise UserError(f"{mirror} has no commit {inst.base_commit} ({inst.task_id})")
-            git_dir = mirror / ".git" if (mirror / ".git").is_dir() else mirror
+            git_dir = (mirror / ".git").resolve() if (mirror / ".git").is_dir() else mirror
             return _tar_of(git_dir, "tmp/vibes-repo"), "/tmp/vibes-repo"
         return _tar_of(mirror, "tmp/vibes-repo.bundle"), "/tmp/vibes-repo.bundle"
 

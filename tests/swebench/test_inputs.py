@@ -267,3 +267,32 @@ def test_symlinked_mirror_entry_is_sent_as_the_repository(
             top = tar.getmember(source.lstrip("/"))
             assert not top.issym(), target
             assert top.isdir() if target == bare else top.isfile()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout  # fmt: skip
+
+
+def test_instance_build_keeps_tags_older_than_the_base(
+    tmp_path: Path, toy: dict[str, Path]
+) -> None:
+    """setuptools_scm versions a checkout from its tags: those at or before the base commit
+    stay, later ones and every other ref go."""
+    from vibes_eval.benchmarks.swebench.env.images import PRUNE_REFS
+
+    first = load_instances(str(toy["instances"]))["vibes-toy__calc-1"].base_commit
+    second = load_instances(str(toy["instances"]))["vibes-toy__calc-2"].base_commit
+    mirror = tmp_path / "mirror"
+    _git(tmp_path, "clone", "-q", "--mirror", str(toy["repos"] / maker.MIRROR_NAME), str(mirror))
+    _git(mirror, "tag", "v0.1", first)
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2", "v0.2",
+         second)  # fmt: skip
+    _git(mirror, "branch", "later", second)
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", "--no-checkout", str(mirror), str(work))
+    _git(work, "checkout", "-q", "-B", "main", first)
+    _git(work, "remote", "remove", "origin")
+    subprocess.run(["bash", "-euo", "pipefail", "-c", PRUNE_REFS], cwd=work, check=True)
+    refs = _git(work, "for-each-ref", "--format=%(refname)").split()
+    assert refs == ["refs/heads/main", "refs/tags/v0.1"]

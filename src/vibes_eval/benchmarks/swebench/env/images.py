@@ -40,7 +40,7 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "1"  # bump when the build scripts below change
+RECIPE = "2"  # bump when the build scripts below change
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
@@ -72,6 +72,17 @@ conda() {{
   fi
 }}
 """
+
+# Later history goes, but tags of commits the base commit descends from stay: setuptools_scm
+# versions the checkout from them (without, 0.1.devN, and pytest's minversion aborts).
+PRUNE_REFS = """\
+git for-each-ref --format='%(refname)' | while read -r ref; do
+  case "$ref" in
+    refs/heads/main) ;;
+    refs/tags/*) git merge-base --is-ancestor "$ref" HEAD 2>/dev/null || git update-ref -d "$ref" ;;
+    *) git update-ref -d "$ref" ;;
+  esac
+done"""
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -139,8 +150,7 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
         f"cd {REPO_DIR}",
         f"git checkout -q -B main {base}",
         "git remote remove origin",
-        "git for-each-ref --format='%(refname)' | { grep -v '^refs/heads/main$' || true; } "
-        "| xargs -r -n1 git update-ref -d",
+        PRUNE_REFS,
         "git reflog expire --expire=now --all",
         "git gc -q --prune=now",
         f"source /opt/miniconda3/bin/activate && conda activate {ENV_NAME}",

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from vibes_eval.benchmarks.swebench.benchmark import SweBench, SweBenchConfig
-from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.benchmark import SweBench
+from vibes_eval.benchmarks.swebench.config import SweBenchConfig
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.scaleout.worker import held_images
 
 

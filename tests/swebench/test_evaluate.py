@@ -116,7 +116,7 @@ def test_same_grades_as_swebench5(evaluated: dict[str, Any], toy: dict[str, Path
     """Every prediction that ran its tests: swebench 5.x's ``get_eval_report`` on our
     test_output.txt says what our ``official`` reading says; on the honest ones that is
     also our verdict."""
-    from vibes_eval.benchmarks.swebench.instances import load
+    from vibes_eval.benchmarks.swebench.tasks import load
 
     tasks = load(str(toy["instances"]))
     cases, ours = [], []

@@ -11,28 +11,30 @@ from pathlib import Path
 import pytest
 
 from tests.swebench.conftest import LITE_ROWS, maker, needs_lite
-from vibes_eval.benchmarks.swebench import grading, instances, specs
-from vibes_eval.benchmarks.swebench.executor import split_script
-from vibes_eval.benchmarks.swebench.predictions import load_predictions, patch_is_none
+from vibes_eval.benchmarks.swebench import scoring
+from vibes_eval.benchmarks.swebench.env import specs
+from vibes_eval.benchmarks.swebench.run import split_script
+from vibes_eval.benchmarks.swebench.samples import load_predictions, patch_is_none
+from vibes_eval.benchmarks.swebench.tasks import load as load_instances
 from vibes_eval.core.errors import UserError
 
 
 @needs_lite
 def test_real_rows_load_and_filter() -> None:
-    rows = instances.load(str(LITE_ROWS))
+    rows = load_instances(str(LITE_ROWS))
     assert len(rows) == 5
     inst = rows["pytest-dev__pytest-11143"]
     assert inst.repo == "pytest-dev/pytest" and len(inst.PASS_TO_PASS) == 114
     assert inst.FAIL_TO_PASS == [
         "testing/test_assertrewrite.py::TestIssue11140::test_constant_not_picked_as_module_docstring"
     ]
-    assert list(instances.load(str(LITE_ROWS), instance_filter="^django")) == [
+    assert list(load_instances(str(LITE_ROWS), instance_filter="^django")) == [
         "django__django-16255", "django__django-15781"]  # fmt: skip
-    assert list(instances.load(str(LITE_ROWS), instance_ids=["sympy__sympy-13031"])) == [
+    assert list(load_instances(str(LITE_ROWS), instance_ids=["sympy__sympy-13031"])) == [
         "sympy__sympy-13031"
     ]
     with pytest.raises(UserError, match="not in"):
-        instances.load(str(LITE_ROWS), instance_ids=["nope__nope-1"])
+        load_instances(str(LITE_ROWS), instance_ids=["nope__nope-1"])
 
 
 def test_test_lists_as_json_strings_or_lists(tmp_path: Path) -> None:
@@ -40,7 +42,7 @@ def test_test_lists_as_json_strings_or_lists(tmp_path: Path) -> None:
            "FAIL_TO_PASS": '["t1"]', "PASS_TO_PASS": ["t2"], "version": 0.21}  # fmt: skip
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(row) + "\n")
-    inst = instances.load(str(path))["a__b-1"]
+    inst = load_instances(str(path))["a__b-1"]
     assert inst.FAIL_TO_PASS == ["t1"] and inst.PASS_TO_PASS == ["t2"] and inst.version == "0.21"
     for bad, field in (
         ({**row, "FAIL_TO_PASS": "[t1"}, "FAIL_TO_PASS"),
@@ -48,7 +50,7 @@ def test_test_lists_as_json_strings_or_lists(tmp_path: Path) -> None:
     ):
         path.write_text(json.dumps(bad) + "\n")
         with pytest.raises(UserError, match=rf"d.jsonl:1 field '{field}'"):
-            instances.load(str(path))
+            load_instances(str(path))
 
 
 def test_named_dataset_offline_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,12 +58,12 @@ def test_named_dataset_offline_says_what_to_fetch(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match=r"SWE-bench/SWE-bench_Lite.*to_json") as err:
-        instances.load("lite")
+        load_instances("lite")
     assert "\n" not in str(err.value)
 
 
 def test_predictions_in_every_official_shape(tmp_path: Path, toy: dict[str, Path]) -> None:
-    tasks = instances.load(str(toy["instances"]))
+    tasks = load_instances(str(toy["instances"]))
     rows = [json.loads(line) for line in toy["gold"].read_text().splitlines()]
     shapes = {
         "p.jsonl": "".join(json.dumps(r) + "\n" for r in rows),
@@ -79,7 +81,7 @@ def test_predictions_in_every_official_shape(tmp_path: Path, toy: dict[str, Path
 
 
 def test_bad_predictions_are_one_line_errors(tmp_path: Path, toy: dict[str, Path]) -> None:
-    tasks = instances.load(str(toy["instances"]))
+    tasks = load_instances(str(toy["instances"]))
     path = tmp_path / "p.jsonl"
     cases = {
         '{"instance_id": "x__y-9", "model_patch": ""}': "unknown instance id",
@@ -101,7 +103,7 @@ def test_toy_repository_is_reproducible(tmp_path: Path, toy: dict[str, Path]) ->
 
 
 def test_toy_instances_cover_the_cases(toy: dict[str, Path]) -> None:
-    rows = {r.task_id: r for r in instances.load(str(toy["instances"])).values()}
+    rows = {r.task_id: r for r in load_instances(str(toy["instances"])).values()}
     one, two = rows["vibes-toy__calc-1"], rows["vibes-toy__calc-2"]
     assert "tests/test_text.py::test_blank_only[]" in one.FAIL_TO_PASS  # an empty parameter id
     assert "tests/test_text.py::test_idempotent[]" in one.PASS_TO_PASS
@@ -116,7 +118,7 @@ def test_toy_instances_cover_the_cases(toy: dict[str, Path]) -> None:
 
 @needs_lite
 def test_eval_scripts_of_real_rows() -> None:
-    rows = instances.load(str(LITE_ROWS))
+    rows = load_instances(str(LITE_ROWS))
     django = rows["django__django-16255"]
     spec = {"install": "python -m pip install -e .",
             "test_cmd": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"}  # fmt: skip
@@ -141,7 +143,7 @@ def test_eval_scripts_match_the_official_generator() -> None:
     make = pytest.importorskip("swebench.harness.test_spec.python").make_eval_script_list_py
     from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
 
-    for inst in instances.load(str(LITE_ROWS)).values():
+    for inst in load_instances(str(LITE_ROWS)).values():
         spec = MAP_REPO_VERSION_TO_SPECS[inst.repo][inst.version]
         row = inst.model_dump() | {"repo": inst.repo, "version": inst.version}
         theirs = make(row, spec, "testbed", "/testbed", inst.base_commit, inst.test_patch)
@@ -171,7 +173,7 @@ def test_pytest_parser_reads_as_the_official_one() -> None:
 
 def test_grading_rules() -> None:
     sm = specs.parse_pytest(LOG)
-    report = grading.tests_report(
+    report = scoring.tests_report(
         sm,
         ["tests/t.py::test_a", "tests/t.py::test_x", "tests/t.py::test_p[", "tests/t.py::test_s"],
         ["tests/t.py::test_s", "tests/t.py::test_missing"],
@@ -181,22 +183,22 @@ def test_grading_rules() -> None:
     assert report["FAIL_TO_PASS"]["failure"] == ["tests/t.py::test_s"]
     assert report["PASS_TO_PASS"] == {"success": ["tests/t.py::test_s"],
                                       "failure": ["tests/t.py::test_missing"]}  # fmt: skip
-    assert grading.resolution(report) == grading.NO
-    ok = grading.tests_report(
+    assert scoring.resolution(report) == scoring.NO
+    ok = scoring.tests_report(
         sm, ["tests/t.py::test_a", "tests/t.py::test_b"], ["tests/t.py::test_x"], None
     )
-    assert grading.resolution(ok) == grading.PARTIAL
-    assert grading.resolve_id("tests/t.py::test_p[ x", {"tests/t.py::test_p[ x-1]": "PASSED"})
+    assert scoring.resolution(ok) == scoring.PARTIAL
+    assert scoring.resolve_id("tests/t.py::test_p[ x", {"tests/t.py::test_p[ x-1]": "PASSED"})
 
 
 @needs_lite
 def test_real_test_ids_grade_against_a_made_up_log() -> None:
-    inst = instances.load(str(LITE_ROWS))["pytest-dev__pytest-11143"]
+    inst = load_instances(str(LITE_ROWS))["pytest-dev__pytest-11143"]
     log = "".join(f"PASSED {t}\n" for t in inst.PASS_TO_PASS + inst.FAIL_TO_PASS)
-    report = grading.tests_report(
+    report = scoring.tests_report(
         specs.parse_pytest(log), inst.FAIL_TO_PASS, inst.PASS_TO_PASS, None
     )
-    assert grading.resolution(report) == grading.FULL
+    assert scoring.resolution(report) == scoring.FULL
     # ids cut at a blank ("test_get_assertion_exprs[assert") match the full ones
     assert len(report["PASS_TO_PASS"]["success"]) == 114
 
@@ -211,7 +213,7 @@ def test_specs_file_errors(tmp_path: Path) -> None:
 
 
 def test_bundle_mirror_is_found(tmp_path: Path, toy: dict[str, Path]) -> None:
-    from vibes_eval.benchmarks.swebench.images import mirror_source
+    from vibes_eval.benchmarks.swebench.env.images import mirror_source
 
     src = toy["repos"] / maker.MIRROR_NAME
     assert mirror_source(str(toy["repos"]), maker.REPO) == src
@@ -219,3 +221,78 @@ def test_bundle_mirror_is_found(tmp_path: Path, toy: dict[str, Path]) -> None:
         subprocess.run(["git", "-C", str(src), "bundle", "create", "-q",
                         str(tmp_path / f"{maker.MIRROR_NAME}.bundle"), "--all"], check=True)  # fmt: skip
         assert mirror_source(str(tmp_path), maker.REPO).suffix == ".bundle"
+
+
+def test_malformed_spec_is_a_user_error_at_load(tmp_path: Path) -> None:
+    """A spec field of the wrong shape is refused when the file is read, naming file, line
+    and field, instead of a TypeError when the eval script is made."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "vibes-toy/calc:\n  '0.1':\n    install: pip install -e .\n    test_cmd: [pytest, -rA]\n"
+    )
+    with pytest.raises(UserError, match=r"s\.yaml:4 field 'vibes-toy/calc\.0\.1\.test_cmd'") as err:
+        specs.read_specs(str(path))
+    assert "expected a string, got list" in str(err.value) and "\n" not in str(err.value)
+    path.write_text("a/b:\n  '1':\n    test_cmd: pytest\n    eval_commands: export X=1\n")
+    with pytest.raises(UserError, match=r"eval_commands.*a list of strings"):
+        specs.read_specs(str(path))
+    path.write_text("a/b:\n  '1':\n    install: pip install .\n")
+    with pytest.raises(UserError, match="test_cmd': missing"):
+        specs.read_specs(str(path))
+
+
+def test_symlinked_mirror_entry_is_sent_as_the_repository(
+    tmp_path: Path, toy: dict[str, Path]
+) -> None:
+    """A ``--repos`` entry that is a symlink: the build gets the repository, not the link
+    (which left the build without a repository: an infra_error)."""
+    import io
+    import tarfile
+
+    from vibes_eval.benchmarks.swebench.env.images import ImageBuilder
+
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(toy["repos"] / maker.MIRROR_NAME),
+                    str(bare)], check=True)  # fmt: skip
+    bundle = tmp_path / "calc.bundle"
+    subprocess.run(["git", "-C", str(bare), "bundle", "create", "-q", str(bundle), "--all"],
+                   check=True)  # fmt: skip
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    for target, name in ((bare, maker.MIRROR_NAME), (bundle, f"{maker.MIRROR_NAME}.bundle")):
+        links = tmp_path / f"links-{target.suffix[1:]}"
+        links.mkdir()
+        (links / name).symlink_to(target)
+        files, source = ImageBuilder(str(links), None, print)._repo_files(inst)
+        with tarfile.open(fileobj=io.BytesIO(files)) as tar:
+            top = tar.getmember(source.lstrip("/"))
+            assert not top.issym(), target
+            assert top.isdir() if target == bare else top.isfile()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout  # fmt: skip
+
+
+def test_instance_build_keeps_tags_older_than_the_base(
+    tmp_path: Path, toy: dict[str, Path]
+) -> None:
+    """setuptools_scm versions a checkout from its tags: those at or before the base commit
+    stay, later ones and every other ref go."""
+    from vibes_eval.benchmarks.swebench.env.images import PRUNE_REFS
+
+    first = load_instances(str(toy["instances"]))["vibes-toy__calc-1"].base_commit
+    second = load_instances(str(toy["instances"]))["vibes-toy__calc-2"].base_commit
+    mirror = tmp_path / "mirror"
+    _git(tmp_path, "clone", "-q", "--mirror", str(toy["repos"] / maker.MIRROR_NAME), str(mirror))
+    _git(mirror, "tag", "v0.1", first)
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2", "v0.2",
+         second)  # fmt: skip
+    _git(mirror, "branch", "later", second)
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", "--no-checkout", str(mirror), str(work))
+    _git(work, "checkout", "-q", "-B", "main", first)
+    _git(work, "remote", "remove", "origin")
+    subprocess.run(["bash", "-euo", "pipefail", "-c", PRUNE_REFS], cwd=work, check=True)
+    refs = _git(work, "for-each-ref", "--format=%(refname)").split()
+    assert refs == ["refs/heads/main", "refs/tags/v0.1"]

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.swebench.conftest import LITE_ROWS, needs_lite
-from vibes_eval.benchmarks.swebench import instances, tampering
+from vibes_eval.benchmarks.swebench.integrity import tampering
+from vibes_eval.benchmarks.swebench.tasks import load as load_instances
 
 
 @needs_lite
 def test_gold_patches_of_real_rows_are_clean() -> None:
-    for inst in instances.load(str(LITE_ROWS)).values():
+    for inst in load_instances(str(LITE_ROWS)).values():
         found = tampering.check(inst.patch, inst.test_patch, inst.repo, "pytest -rA")
         assert not found, (inst.task_id, found.detail())
         # the test patch itself is all test infrastructure
@@ -27,7 +28,7 @@ def _patch(path: Path) -> str:
 
 
 def test_toy_gold_is_clean_and_forgeries_are_not(toy: dict[str, Path]) -> None:
-    rows = instances.load(str(toy["instances"]))
+    rows = load_instances(str(toy["instances"]))
     one = rows["vibes-toy__calc-1"]
     assert not tampering.check(_patch(toy["gold"]), one.test_patch, one.repo, "pytest -rA")
     expected = {

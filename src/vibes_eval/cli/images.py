@@ -27,7 +27,7 @@ def register(eval_app: typer.Typer) -> None:
 
 def cached_images(client: Any) -> list[dict[str, Any]]:
     """Our images, least recently used first: tag, kind, bytes, created, last used."""
-    from vibes_eval.benchmarks.swebench.images import last_used
+    from vibes_eval.benchmarks.swebench.env.images import last_used
     from vibes_eval.runners.docker.image import BASE_REPO, KIND_LABEL
 
     used = last_used()

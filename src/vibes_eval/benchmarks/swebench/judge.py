@@ -1,4 +1,5 @@
-"""From what the executor observed to a verdict.
+"""From what ``run`` observed to a verdict (``judge``: the one place a ``SampleResult`` is
+built, through ``common.verdicts``).
 
 ``official`` is what swebench 5.x's ``get_eval_report`` makes of ``test_output.txt``
 (same reading of the log, same validity checks, same grading), so the two can be compared
@@ -21,16 +22,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vibes_eval.benchmarks.swebench import grading
-from vibes_eval.benchmarks.swebench.executor import SweRun
-from vibes_eval.benchmarks.swebench.instances import SweInstance
-from vibes_eval.benchmarks.swebench.specs import APPLY_FAILED, END, START
-from vibes_eval.benchmarks.swebench.tampering import Findings
+from vibes_eval.benchmarks.common.verdicts import verdict
+from vibes_eval.benchmarks.swebench import scoring
+from vibes_eval.benchmarks.swebench.env.specs import (
+    APPLY_FAILED,
+    END,
+    START,
+    Spec,
+    parser,
+    parser_name,
+)
+from vibes_eval.benchmarks.swebench.integrity.tampering import Findings
+from vibes_eval.benchmarks.swebench.run import Observation, SweRun
+from vibes_eval.benchmarks.swebench.samples import model_name, patch_is_none
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
+from vibes_eval.core.types import Reason, Sample, SampleResult, Termination
 
 _BAD_CODES = (APPLY_FAILED, ">>>>> Reset Failed", ">>>>> Tests Errored", ">>>>> Tests Timed Out")
 # Signs that a runner ran at all when nothing was parsed (swebench 5.x, abridged to the
 # runners of Python repositories plus the generic counts).
 _SUITE_RAN = re.compile(r"[1-9]\d* passing|Tests:\s+[1-9]\d*|^# tests [1-9]\d*", re.M)
+_OUTPUT_TAIL = 20_000
 
 
 @dataclass
@@ -40,11 +52,11 @@ class Official:
     valid: bool  # patch_successfully_applied in the report: the log could be graded
     statuses: dict[str, str] = field(default_factory=dict)
     tests_status: dict[str, Any] | None = None
-    resolution: str = grading.NO
+    resolution: str = scoring.NO
 
     @property
     def resolved(self) -> bool:
-        return self.valid and self.resolution == grading.FULL
+        return self.valid and self.resolution == scoring.FULL
 
 
 def official_grade(
@@ -65,8 +77,8 @@ def official_grade(
         and not any(s in ("FAILED", "ERROR") for s in statuses.values())
     ):
         return Official(valid=False, statuses=statuses)
-    report = grading.tests_report(statuses, inst.FAIL_TO_PASS, inst.PASS_TO_PASS, inst.eval_type)
-    return Official(True, statuses, report, grading.resolution(report))
+    report = scoring.tests_report(statuses, inst.FAIL_TO_PASS, inst.PASS_TO_PASS, inst.eval_type)
+    return Official(True, statuses, report, scoring.resolution(report))
 
 
 def _probe_calls(probe: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -105,8 +117,8 @@ def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]
     if exit_code == 0 and failed_seen:
         problems.append(f"the test command exited 0 but {failed_seen[0]} failed")
     for test in [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS]:
-        key = grading.resolve_id(test, statuses)
-        if key is None or statuses[key] not in grading.PASSING:
+        key = scoring.resolve_id(test, statuses)
+        if key is None or statuses[key] not in scoring.PASSING:
             continue
         # The parser keeps an id up to its first blank: the probe's ids, read the same way.
         runs = [r for n, recs in calls.items() if (n.split() or [""])[0] == key for r in recs]
@@ -124,10 +136,10 @@ def summary_counts(official: Official) -> dict[str, float]:
         return {}
     ts = official.tests_status
     return {
-        "f2p_passed": len(ts[grading.F2P]["success"]),
-        "f2p_total": len(ts[grading.F2P]["success"]) + len(ts[grading.F2P]["failure"]),
-        "p2p_passed": len(ts[grading.P2P]["success"]),
-        "p2p_total": len(ts[grading.P2P]["success"]) + len(ts[grading.P2P]["failure"]),
+        "f2p_passed": len(ts[scoring.F2P]["success"]),
+        "f2p_total": len(ts[scoring.F2P]["success"]) + len(ts[scoring.F2P]["failure"]),
+        "p2p_passed": len(ts[scoring.P2P]["success"]),
+        "p2p_total": len(ts[scoring.P2P]["success"]) + len(ts[scoring.P2P]["failure"]),
     }
 
 
@@ -136,3 +148,137 @@ def tampering_detail(findings: Findings, problems: Sequence[str]) -> str:
     if problems:
         parts.append("the test log disagrees with the run: " + "; ".join(problems[:3]))
     return "; ".join(parts)
+
+
+# -- the verdict ------------------------------------------------------------------------------
+
+
+def judge(task: SweInstance, sample: Sample, out: Observation, spec: Spec | None) -> SampleResult:
+    """The verdict of one prediction (``spec``: the instance's, for its log parser)."""
+    if out.empty:
+        return _result(task, sample, "empty_patch", "empty_patch")
+    findings = out.findings or Findings()
+    static = {"tampering_paths": findings.paths, "tampering_code": findings.code}
+    if out.infra or out.run is None:
+        return _result(task, sample, Reason.INFRA, "infra_error", out.infra, details=static)
+    run = out.run
+    wall = {"wall_s": round(run.wall_s, 3)}
+    if not run.applied:
+        return _result(
+            task,
+            sample,
+            "patch_apply_failed",
+            "error",
+            "no fallback applied the patch",
+            measurements=wall,
+            details=static,
+            stderr=run.apply_log[-_OUTPUT_TAIL:],
+        )
+    assert run.test is not None
+    wall["test_s"] = round(run.test.wall_s, 3)
+    if run.test.termination is not Termination.EXITED:
+        reason = Reason.from_termination(run.test.termination)
+        return _result(
+            task,
+            sample,
+            reason,
+            "infra_error" if reason == Reason.INFRA else "error",
+            f"the test command ended: {run.test.termination}",
+            measurements=wall,
+            details=static,
+            stdout=run.section()[-_OUTPUT_TAIL:],
+        )
+    parse = parser(parser_name(task, spec))
+    return _graded(task, sample, run, findings, static, wall, parse)
+
+
+def _graded(
+    task: SweInstance,
+    sample: Sample,
+    run: SweRun,
+    findings: Findings,
+    static: dict[str, Any],
+    wall: dict[str, float],
+    parse: Any,
+) -> SampleResult:
+    """The verdict of a run whose test command exited: the official grade, overruled by
+    the static findings and the runtime cross-checks."""
+    official = official_grade(task, run.test_output(), run.section(), parse, run.test_exit)
+    problems = cross_check(task, run, official)
+    details = {
+        **static,
+        "resolution": official.resolution if official.valid else None,
+        "official_resolved": official.resolved,
+        "runtime_problems": problems,
+        "applied_with": run.applied_with,
+        "test_exit": run.test_exit,
+    }
+    if findings or problems:
+        reason, passed = "test_tampering", False
+        detail = tampering_detail(findings, problems)
+    elif not official.valid:
+        reason, passed, detail = "test_error", False, "the test log could not be graded"
+    else:
+        passed = official.resolution == scoring.FULL
+        reason = {scoring.FULL: Reason.PASSED, scoring.PARTIAL: "partial"}.get(
+            official.resolution, Reason.FAILED
+        )
+        detail = "" if passed else f2p_detail(official)
+    report = scoring.instance_report(
+        task.task_id,
+        patch_is_none=patch_is_none(sample),
+        applied=official.valid,
+        tests_status=official.tests_status,
+        resolved=passed,
+        extra={
+            "reason": reason,
+            "official_resolved": official.resolved,
+            **({"tampering": detail} if reason == "test_tampering" else {}),
+        },
+    )
+    return _result(
+        task,
+        sample,
+        reason,
+        "resolved" if passed else "unresolved",
+        detail,
+        passed=passed,
+        measurements={**wall, **summary_counts(official)},
+        details=details,
+        report=report,
+        stdout=run.section()[-_OUTPUT_TAIL:],
+    )
+
+
+def _result(
+    task: SweInstance,
+    sample: Sample,
+    reason: str,
+    status: str,
+    detail: str = "",
+    *,
+    passed: bool = False,
+    report: dict[str, Any] | None = None,
+    details: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> SampleResult:
+    """A ``SampleResult`` whose details carry the status, the model and ``report.json``."""
+    report = report or scoring.instance_report(
+        task.task_id,
+        patch_is_none=patch_is_none(sample),
+        applied=False,
+        tests_status=None,
+        resolved=False,
+    )
+    full = {"status": status, "model": model_name(sample), "report": report, **(details or {})}
+    return verdict(sample, passed, reason, detail, details=full, **fields)
+
+
+def f2p_detail(official: Official) -> str:
+    ts = official.tests_status or {}
+    f2p, p2p = ts.get(scoring.F2P, {}), ts.get(scoring.P2P, {})
+    return (
+        f"{official.resolution}: FAIL_TO_PASS {len(f2p.get('success', []))}/"
+        f"{len(f2p.get('success', [])) + len(f2p.get('failure', []))}, PASS_TO_PASS "
+        f"{len(p2p.get('success', []))}/{len(p2p.get('success', [])) + len(p2p.get('failure', []))}"
+    )

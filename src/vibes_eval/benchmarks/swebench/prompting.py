@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vibes_eval.benchmarks.swebench import specs
-from vibes_eval.benchmarks.swebench.executor import GIT_ENV
+from vibes_eval.benchmarks.swebench.env import specs
+from vibes_eval.benchmarks.swebench.run import GIT_ENV
 from vibes_eval.core.prompting import PromptContext, Prompting, Workspace, first_fence
 from vibes_eval.core.types import Task
 

@@ -9,7 +9,7 @@ carries ``eval_script`` runs that script as given.
 
 The eval script follows the official one step by step (swebench 4.1's
 ``make_eval_script_list``); the test steps then run as their own command (see
-``executor.split_script``).
+``run.split_script``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import functools
 import importlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from vibes_eval.benchmarks.swebench.instances import SweInstance
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import UserError
 
 START = ">>>>> Start Test Output"
@@ -50,6 +50,22 @@ _HEREDOC = "EOF_114329324912"
 _DIFF_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 
 Spec = dict[str, Any]
+
+# Official spec keys and the shape each must have; a wrong one is a TypeError deep in the
+# eval script's making, so it is refused when the file is read.
+_STR = (str,)
+_SCALAR = (str, int, float)
+SPEC_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
+    "python": ("a version", _SCALAR),
+    "packages": ("a string", _STR),
+    "install": ("a string", _STR),
+    "test_cmd": ("a string", _STR),
+    "log_parser": ("a string", _STR),
+    "pip_packages": ("a list of strings", (list,)),
+    "apt_packages": ("a list of strings", (list,)),
+    "pre_install": ("a list of strings", (list,)),
+    "eval_commands": ("a list of strings", (list,)),
+}
 Parser = Callable[[str, Any], dict[str, str]]
 
 
@@ -75,13 +91,15 @@ def read_specs(path: str | None) -> dict[str, dict[str, Spec]]:
     """A specs file: ``{repo: {version: spec}}`` (YAML or JSON).
 
     Raises:
-        UserError: missing or malformed file.
+        UserError: missing or malformed file, or a spec field of the wrong shape (file,
+            line, ``repo.version.field``).
     """
     if not path:
         return {}
     p = Path(path).expanduser()
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except OSError as exc:
         raise UserError(f"cannot read: {exc.strerror or exc}", path=p, field="specs") from None
     except yaml.YAMLError as exc:
@@ -91,10 +109,58 @@ def read_specs(path: str | None) -> dict[str, dict[str, Spec]]:
         isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()) for v in data.values()
     ):
         raise UserError("expected {repo: {version: {install: ..., test_cmd: ...}}}", path=p)
-    return {
+    specs = {
         repo: {str(ver): dict(spec) for ver, spec in by_ver.items()}
         for repo, by_ver in data.items()
     }
+    _check_specs(specs, text, p)
+    return specs
+
+
+def _spec_problem(spec: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, message) of the first field of ``spec`` with the wrong shape, else None."""
+    if "test_cmd" not in spec:
+        return "test_cmd", "missing"
+    for name, (what, types) in SPEC_FIELDS.items():
+        if name not in spec:
+            continue
+        value = spec[name]
+        ok = isinstance(value, types) and not isinstance(value, bool)
+        if ok and isinstance(value, list):
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            return name, f"expected {what}, got {type(value).__name__}"
+    return None
+
+
+def _key_line(root: Any, keys: Sequence[str]) -> int | None:
+    """The 1-based line of the key path ``keys`` in a composed YAML document."""
+    node, line = root, None
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        match = next(((k, v) for k, v in node.value if str(k.value) == key), None)
+        if match is None:
+            return line
+        line = match[0].start_mark.line + 1
+        node = match[1]
+    return line
+
+
+def _check_specs(data: Mapping[str, Mapping[str, Spec]], text: str, path: Path) -> None:
+    """Raises: UserError naming the file, line and field of the first malformed spec."""
+    for repo, by_ver in data.items():
+        for ver, spec in by_ver.items():
+            problem = _spec_problem(spec)
+            if problem is None:
+                continue
+            field, message = problem
+            try:
+                root = yaml.compose(text)
+            except yaml.YAMLError:
+                root = None
+            line = _key_line(root, [str(repo), str(ver), field])
+            raise UserError(message, path=path, line=line, field=f"{repo}.{ver}.{field}")
 
 
 def spec_for(inst: SweInstance, user: Mapping[str, Mapping[str, Spec]]) -> Spec | None:

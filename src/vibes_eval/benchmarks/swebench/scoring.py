@@ -6,13 +6,17 @@ Rules (swebench 5.x ``grading.py``): a test passes when PASSED or XFAIL; a FAIL_
 test fails when missing, FAILED, ERROR or SKIPPED; a PASS_TO_PASS test is kept when it
 passes or is SKIPPED; an id cut short inside its brackets (more ``[`` than ``]``) matches
 the ids it begins when those agree on passing. ``fail_only`` instances count a test as
-failed only when it is reported FAILED.
+failed only when it is reported FAILED. ``metrics``: the resolved rate (the headline), the
+share of patches that applied, the share caught tampering.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from vibes_eval.core import metrics as m
+from vibes_eval.core.types import Reason
 
 PASSING = ("PASSED", "XFAIL")
 FULL, PARTIAL, NO = "RESOLVED_FULL", "RESOLVED_PARTIAL", "RESOLVED_NO"
@@ -177,3 +181,26 @@ def run_summary(
         "test_tampering_ids": lists["test_tampering_ids"],
         "schema_version": 2,
     }
+
+
+def metrics() -> list[m.Metric]:
+    def rate(pred: Any) -> Any:
+        return lambda rs: sum(1 for r in rs if pred(r)) / len(rs)
+
+    return [
+        m.Metric(
+            "resolved",
+            rate(lambda r: r.passed),
+            description="share of predictions graded RESOLVED_FULL (and not forged)",
+        ),
+        m.Metric(
+            "patch_applied",
+            rate(lambda r: r.reason not in ("empty_patch", "patch_apply_failed", Reason.INFRA)),
+            description="share of predictions whose patch applied",
+        ),
+        m.Metric(
+            "test_tampering",
+            rate(lambda r: r.reason == "test_tampering"),
+            description="share of predictions caught touching tests or forging results",
+        ),
+    ]

@@ -8,9 +8,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from vibes_eval.benchmarks.common.samples import SampleFields, SampleNumbering, task_id_of
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import SampleSource, read_records, source_path
 from vibes_eval.core.types import Sample
+
+FIELDS = SampleFields(ids=("instance_id",), texts=("model_patch",), nullable_text=True)
 
 
 def _records(source: SampleSource) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -57,34 +60,39 @@ def load_predictions(
     path = source_path(source)
     where = str(path) if path else "predictions"
     samples: list[Sample] = []
-    counts: dict[str, int] = {}
+    numbering = SampleNumbering()
     for line, row in _records(source):
-        iid = row.get("instance_id")
-        if not isinstance(iid, str) or not iid:
-            raise UserError("missing or not a string", path=where, line=line, field="instance_id")
+        iid = _instance_id(row, where, line)
         if iid not in known:
             raise UserError(
                 f"unknown instance id {iid!r}", path=where, line=line, field="instance_id"
             )
-        if "model_patch" not in row:
-            raise UserError("missing", path=where, line=line, field="model_patch")
-        patch = row["model_patch"]
-        if patch is not None and not isinstance(patch, str):
-            raise UserError("expected a string or null", path=where, line=line, field="model_patch")
-        model = row.get("model_name_or_path")
-        if model is not None and not isinstance(model, str):
-            raise UserError("expected a string", path=where, line=line, field="model_name_or_path")
-        if iid not in selected:
-            continue
-        record = dict(row)
-        index = counts.get(iid, 0)
-        counts[iid] = index + 1
-        samples.append(
-            Sample(task_id=iid, index=index, completion=patch or "", line=line, record=record)
-        )
+        patch = _patch(row, where, line)
+        if iid in selected:
+            samples.append(numbering.make(iid, patch or "", line, dict(row)))
     if not samples:
         raise UserError("no prediction for any selected instance", path=where)
     return samples
+
+
+def _instance_id(row: Mapping[str, Any], where: str, line: int) -> str:
+    iid = task_id_of(row, FIELDS, where, line)
+    if not iid:
+        raise UserError("missing or not a string", path=where, line=line, field="instance_id")
+    return iid
+
+
+def _patch(row: Mapping[str, Any], where: str, line: int) -> str | None:
+    """The patch (None: null), after checking the fields every prediction has."""
+    if "model_patch" not in row:
+        raise UserError("missing", path=where, line=line, field="model_patch")
+    patch = row["model_patch"]
+    if patch is not None and not isinstance(patch, str):
+        raise UserError("expected a string or null", path=where, line=line, field="model_patch")
+    model = row.get("model_name_or_path")
+    if model is not None and not isinstance(model, str):
+        raise UserError("expected a string", path=where, line=line, field="model_name_or_path")
+    return patch
 
 
 def model_name(sample: Sample) -> str:

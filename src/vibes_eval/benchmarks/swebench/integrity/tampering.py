@@ -16,7 +16,7 @@ objects, Django's and SymPy's runners, the harness's own probe) or the interpret
 escape hatches (``os._exit``, tracing hooks, frame and garbage-collector walks, ctypes,
 ``builtins``, raw writes to the standard streams) are reported with file, line and name.
 Repositories that are themselves the test runner (pytest, Django's ``django/test``) may
-name its machinery; the runtime checks (``executor``) stay in force for them.
+name its machinery; the runtime checks (``judge``) stay in force for them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from vibes_eval.benchmarks.swebench.specs import patch_paths
+from vibes_eval.benchmarks.swebench.env.specs import patch_paths
 
 TEST_DIRS = frozenset({"test", "tests", "testing", "e2e"})
 STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})

@@ -11,11 +11,13 @@ unprivileged job user and without network:
    what follows the end marker (reset). The test command runs alone, so its exit status
    comes from the runner, not from a line it prints, and the log section the parser reads
    is exactly its output;
-3. for pytest, the harness's probe (``probe/vibes_swe_probe.py``, from a read-only mount)
+3. for pytest, the harness's probe (``integrity/probe/vibes_swe_probe.py``, from a
+   read-only mount)
    records each test's raw outcome in a file of its own.
 
 ``test_output.txt`` is the three outputs joined with the markers, as the official script
-prints them, plus the ``>>>>> Test Exit Code`` line swebench 5.x reads.
+prints them, plus the ``>>>>> Test Exit Code`` line swebench 5.x reads. ``Observation`` is
+everything ``run_task`` hands to the judge.
 """
 
 from __future__ import annotations
@@ -24,16 +26,23 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from vibes_eval.benchmarks.swebench.instances import SweInstance
-from vibes_eval.benchmarks.swebench.specs import APPLIED, APPLY_FAILED, END, REPO_DIR, START
+from vibes_eval.benchmarks.swebench.env.specs import (
+    APPLIED,
+    APPLY_FAILED,
+    END,
+    REPO_DIR,
+    START,
+    test_directives,
+)
+from vibes_eval.benchmarks.swebench.integrity import PROBE_DIR
+from vibes_eval.benchmarks.swebench.integrity.tampering import Findings
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 
-PROBE_DIR = Path(__file__).resolve().parent / "probe"
 PROBE_FILE = "probe.jsonl"
 APPLY_COMMANDS = (
     "git apply --verbose",
@@ -109,6 +118,18 @@ class SweRun:
         return None if self.test is None else self.test.exit_code
 
 
+@dataclass
+class Observation:
+    """What ``run_task`` observed for one prediction, for the judge: an empty patch, or the
+    static findings and the run (or the infrastructure error that stopped it)."""
+
+    empty: bool = False
+    findings: Findings | None = None
+    run: SweRun | None = None
+    infra: str = ""
+    script: str = ""
+
+
 def split_script(script: str) -> Steps:
     """Cut an eval script at ``: '>>>>> Start Test Output'`` and ``... End ...``. The test
     part starts with the script's environment lines (activate, cd, export) so it runs in
@@ -140,7 +161,7 @@ def looks_like_pytest(steps: Steps) -> bool:
     return bool(re.search(r"\bpytest\b|py\.test", steps.test.split(START, 1)[-1]))
 
 
-class Executor:
+class PatchEvaluator:
     """Runs predictions of SWE-bench instances on a runner that takes session images."""
 
     def __init__(self, limits: Limits, probe: bool = True) -> None:
@@ -163,15 +184,13 @@ class Executor:
         }
         policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.DISABLED)
         out.log.append(f"instance {inst.task_id}: image {image}")
-        session = runner.prepare(
-            SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
-        )
+        spec = SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
         try:
-            self._apply(session, runner, out)
-            if out.applied:
-                self._evaluate(inst, session, runner, steps, out)
+            with runner.session(spec) as session:
+                self._apply(session, runner, out)
+                if out.applied:
+                    self._evaluate(inst, session, runner, steps, out)
         finally:
-            runner.cleanup(session)
             out.wall_s = time.monotonic() - start
         return out
 
@@ -216,8 +235,6 @@ class Executor:
             out.log.append(f"pre-test steps: exit {out.pre.exit_code} ({out.pre.termination})")
         env: dict[str, str] = {}
         if out.uses_pytest:
-            from vibes_eval.benchmarks.swebench.specs import test_directives
-
             tests = [f"{REPO_DIR}/{d}" for d in test_directives(inst) if d.endswith(".py")]
             env = {
                 "VIBES_PROBE_OUT": f"{path}/{PROBE_FILE}",

@@ -18,7 +18,6 @@ and processes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import json
@@ -32,15 +31,16 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from vibes_eval.benchmarks.swebench.instances import SweInstance
-from vibes_eval.benchmarks.swebench.specs import ENV_NAME, REPO_DIR, Spec
+from vibes_eval.benchmarks.common.filelock import locked
+from vibes_eval.benchmarks.swebench.env.specs import ENV_NAME, REPO_DIR, Spec, missing_spec
+from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
 from vibes_eval.paths import cache_dir
 from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "1"  # bump when the build scripts below change
+RECIPE = "2"  # bump when the build scripts below change
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
@@ -72,6 +72,17 @@ conda() {{
   fi
 }}
 """
+
+# Later history goes, but tags of commits the base commit descends from stay: setuptools_scm
+# versions the checkout from them (without, 0.1.devN, and pytest's minversion aborts).
+PRUNE_REFS = """\
+git for-each-ref --format='%(refname)' | while read -r ref; do
+  case "$ref" in
+    refs/heads/main) ;;
+    refs/tags/*) git merge-base --is-ancestor "$ref" HEAD 2>/dev/null || git update-ref -d "$ref" ;;
+    *) git update-ref -d "$ref" ;;
+  esac
+done"""
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -139,8 +150,7 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
         f"cd {REPO_DIR}",
         f"git checkout -q -B main {base}",
         "git remote remove origin",
-        "git for-each-ref --format='%(refname)' | { grep -v '^refs/heads/main$' || true; } "
-        "| xargs -r -n1 git update-ref -d",
+        PRUNE_REFS,
         "git reflog expire --expire=now --all",
         "git gc -q --prune=now",
         f"source /opt/miniconda3/bin/activate && conda activate {ENV_NAME}",
@@ -160,14 +170,15 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
 
 
 def mirror_source(repos: str | None, repo: str) -> Path | None:
-    """The mirror's copy of ``repo`` (``owner__name``: a git directory, or a ``.bundle``)."""
+    """The mirror's copy of ``repo`` (``owner__name``: a git directory, or a ``.bundle``),
+    symlinks resolved (a tar of a link holds the link, not the repository)."""
     if not repos:
         return None
     root = Path(repos).expanduser()
     name = repo.replace("/", "__")
     for candidate in (root / name, root / f"{name}.git", root / f"{name}.bundle"):
         if candidate.exists():
-            return candidate
+            return candidate.resolve()
     return None
 
 
@@ -204,10 +215,8 @@ def _ca_only() -> bytes:
 def _tag_lock(tag: str) -> Iterator[None]:
     with _locks_guard:
         lock = _locks.setdefault(tag, threading.Lock())
-    path = cache_dir() / "docker" / "locks"
-    path.mkdir(parents=True, exist_ok=True)
-    with lock, open(path / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    path = cache_dir() / "docker" / "locks" / (tag.replace("/", "_").replace(":", "_") + ".lock")
+    with lock, locked(path):
         yield
 
 
@@ -339,8 +348,6 @@ class ImageBuilder:
         if self.namespace:
             return self._pulled(official_name(self.namespace, inst.task_id))
         if spec is None:
-            from vibes_eval.benchmarks.swebench.specs import missing_spec
-
             raise UserError(missing_spec(inst))
         env = self.env_tag(spec)
         tag = self.instance_tag(inst, spec)
@@ -400,7 +407,7 @@ class ImageBuilder:
             )
             if check.returncode != 0:
                 raise UserError(f"{mirror} has no commit {inst.base_commit} ({inst.task_id})")
-            git_dir = mirror / ".git" if (mirror / ".git").is_dir() else mirror
+            git_dir = (mirror / ".git").resolve() if (mirror / ".git").is_dir() else mirror
             return _tar_of(git_dir, "tmp/vibes-repo"), "/tmp/vibes-repo"
         return _tar_of(mirror, "tmp/vibes-repo.bundle"), "/tmp/vibes-repo.bundle"
 
@@ -436,8 +443,7 @@ def _usage_path() -> Path:
 def touch(tag: str) -> None:
     """Record that ``tag`` was used now (pruning removes the least recently used)."""
     path = _usage_path()
-    with open(path.with_suffix(".lock"), "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
+    with locked(path.with_suffix(".lock")):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):

@@ -9,17 +9,25 @@ the test file defines (its code compared with a compile of the file made before 
 of the repository was imported). The harness compares this with the log the official
 parser reads and with the exit status. Plain Python 3.5+ and any pytest >= 3: it runs in
 whatever environment the instance has.
+
+It watches the outermost session only: pytest's own tests start pytest runs (in-process or
+in a subprocess) whose failures are meant, and must not be charged to the real run. So at
+load it takes its settings out of the environment (a nested process finds none and never
+loads it), and it records the items of the first configured session alone.
 """
 
 import ast
 import contextlib
 import json
 import os
+import shlex
 
 import pytest
 
 _OUT = None
 _REFERENCE = {}  # (file path, function name) -> [(start lines, names)], read before any import
+_CONFIG = []  # the config of the session the harness started (the first one configured)
+_ANNOTATIONS = ("annotation", "returns")  # evaluated outside the function's code, or never
 _open = open
 
 
@@ -34,6 +42,28 @@ def _names(code):
     return out
 
 
+def _body_nodes(node):
+    """The nodes of a function's body, without annotations (a parameter's type, a local
+    variable's: never names its code uses)."""
+    stack = list(node.body)
+    while stack:
+        sub = stack.pop()
+        yield sub
+        for field, value in ast.iter_fields(sub):
+            if field in _ANNOTATIONS:
+                continue
+            items = value if isinstance(value, list) else [value]
+            stack.extend(v for v in items if isinstance(v, ast.AST))
+
+
+def _arg_names(args):
+    """Parameter names (their defaults and annotations are evaluated where the function is
+    defined, not in its code)."""
+    every = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]
+    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return {a.arg for a in every}
+
+
 def _reference(path):
     """Per function of a test file, read from its source: the lines its code may start on
     and the names its body uses. Assertion rewriting adds names and keeps these."""
@@ -46,9 +76,8 @@ def _reference(path):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             lines = {node.lineno} | {d.lineno for d in node.decorator_list}
-            names = set()
-            parts = [*node.body, node.args]
-            for sub in (n for part in parts for n in ast.walk(part)):
+            names = _arg_names(node.args)
+            for sub in _body_nodes(node):
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
                 elif isinstance(sub, ast.Attribute):
@@ -66,12 +95,38 @@ def _write(record):
         os.write(_OUT, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
 
 
+def _without_probe(words):
+    """``words`` (PYTEST_ADDOPTS) without the option that loads this plugin."""
+    out, skip = [], False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word == "-p" and words[i + 1 : i + 2] == ["vibes_swe_probe"]:
+            skip = True
+        elif word != "-pvibes_swe_probe":
+            out.append(word)
+    return out
+
+
+def _consume_settings():
+    """Take the harness's settings out of the environment (pytest has read them), so that
+    pytest runs the tests start, which inherit it, neither load nor feed the probe."""
+    target = os.environ.pop("VIBES_PROBE_OUT", "")
+    files = os.environ.pop("VIBES_PROBE_FILES", "")
+    kept = _without_probe(shlex.split(os.environ.get("PYTEST_ADDOPTS", "")))
+    if kept:
+        os.environ["PYTEST_ADDOPTS"] = " ".join(shlex.quote(w) for w in kept)
+    else:
+        os.environ.pop("PYTEST_ADDOPTS", None)
+    return target, files
+
+
 def _start():
     global _OUT
-    target = os.environ.get("VIBES_PROBE_OUT")
+    target, files = _consume_settings()
     if target and _OUT is None:
         _OUT = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    for path in os.environ.get("VIBES_PROBE_FILES", "").split(os.pathsep):
+    for path in files.split(os.pathsep):
         if path:
             _reference(path)
     _write({"event": "start", "pid": os.getpid()})
@@ -116,16 +171,29 @@ def _function_check(item):
     return "changed"
 
 
+def pytest_configure(config):
+    if not _CONFIG:
+        _CONFIG.append(config)
+
+
+def _outermost(config):
+    """``config`` is the session the harness started, not one a test started in-process."""
+    return bool(_CONFIG) and config is _CONFIG[0]
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
-    record = {"event": "phase", "nodeid": item.nodeid, "when": call.when, "raw": _raw_outcome(call)}
-    if call.when == "call":
-        record["function"] = _function_check(item)
-        marker = item.get_closest_marker("xfail") if hasattr(item, "get_closest_marker") else None
-        record["xfail_marked"] = marker is not None
-    _write(record)
+    if _outermost(item.config):
+        record = {"event": "phase", "nodeid": item.nodeid, "when": call.when}
+        record["raw"] = _raw_outcome(call)
+        if call.when == "call":
+            record["function"] = _function_check(item)
+            closest = getattr(item, "get_closest_marker", None)
+            record["xfail_marked"] = closest is not None and closest("xfail") is not None
+        _write(record)
     yield
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _write({"event": "finish", "exitstatus": int(exitstatus)})
+    if _outermost(session.config):
+        _write({"event": "finish", "exitstatus": int(exitstatus)})

@@ -149,9 +149,9 @@ class CargoBaseline:
     then the test binary (one test thread, the same timeout as the modes)."""
 
     def __init__(self, problems: Path, workers: int, timeout: float) -> None:
-        from vibes_eval.benchmarks.humaneval.crates import CRATES, DEBIAN_REGISTRY
-        from vibes_eval.benchmarks.humaneval.formats import load_problems
-        from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+        from vibes_eval.benchmarks.humaneval.rust.crates import CRATES, DEBIAN_REGISTRY
+        from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
+        from vibes_eval.benchmarks.humaneval.tasks import load_problems
 
         self.tasks = load_problems(problems)
         self.timeout = timeout

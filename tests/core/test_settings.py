@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
-from vibes_eval.benchmarks.humaneval.evaluator import HumanEvalConfig
+from vibes_eval.benchmarks.humaneval.config import HumanEvalConfig
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.settings import Layer, build, parse_assignments, read_config_file
 

@@ -12,8 +12,8 @@ pytest.importorskip("jinja2")
 
 from tests.conftest import EXAMPLES
 from tests.generation.conftest import fence
-from vibes_eval.benchmarks.humaneval.formats import load_problems
 from vibes_eval.benchmarks.humaneval.prompting import RustPrompting as HumanEvalAdapter
+from vibes_eval.benchmarks.humaneval.tasks import load_problems
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.prompting import cut_at_stop, first_fence
 from vibes_eval.core.settings import Layer, build

@@ -9,10 +9,10 @@ import pytest
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
 from vibes_eval import evaluation
 from vibes_eval.api import make_config
-from vibes_eval.benchmarks.humaneval import batch, harness
-from vibes_eval.benchmarks.humaneval.formats import RustProblem, load_problems
-from vibes_eval.benchmarks.humaneval.risk import compile_risk, runtime_risk
-from vibes_eval.benchmarks.humaneval.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.rust import batch, harness
+from vibes_eval.benchmarks.humaneval.rust.risk import compile_risk, runtime_risk
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems
 from vibes_eval.core.types import Sample, result_text
 from vibes_eval.runners.select import resolve_runner
 

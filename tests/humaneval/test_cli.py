@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, SANDBOX, run_cli
-from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.core.errors import UserError
 from vibes_eval.store.base import StoreMissing, UnknownRun
 from vibes_eval.store.events import RunStarted

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.components import need
-from vibes_eval.benchmarks.humaneval import crates
-from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+from vibes_eval.benchmarks.humaneval.rust import crates
+from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.core.errors import UserError
 
 

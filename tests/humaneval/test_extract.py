@@ -1,4 +1,4 @@
-from vibes_eval.benchmarks.humaneval.extract import extract
+from vibes_eval.benchmarks.humaneval.rust.extract import extract
 
 HEADER = "use std::collections::HashMap;\nfn add(a: i32, b: i32) -> i32 {\n"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from vibes_eval.benchmarks.humaneval.formats import GUARD, detect_format, load_problems
+from vibes_eval.benchmarks.humaneval.tasks import GUARD, detect_format, load_problems
 from vibes_eval.core.errors import UserError
 
 HE_RUST = {
@@ -110,7 +110,7 @@ def test_malformed_json_line(tmp_path: Path) -> None:
 
 
 def test_qualify_assertions_only_touches_code() -> None:
-    from vibes_eval.benchmarks.humaneval.formats import qualify_assertions
+    from vibes_eval.benchmarks.humaneval.tasks import qualify_assertions
 
     src = 'assert!(x); // assert!(y)\nlet s = "assert_eq!(a)"; ::std::assert_ne!(a, b); my_assert!(z);'
     assert qualify_assertions(src) == (

@@ -15,9 +15,9 @@ import pytest
 from tests.conftest import SANDBOX
 from tests.humaneval import integrity_cases as cases
 from tests.humaneval.integrity_run import evaluate, wrong_verdicts
-from vibes_eval.benchmarks.humaneval.formats import load_problems
-from vibes_eval.benchmarks.humaneval.risk import compile_risk, risk
-from vibes_eval.benchmarks.humaneval.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.rust.risk import compile_risk, risk
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.tasks import load_problems
 
 
 @pytest.mark.slow

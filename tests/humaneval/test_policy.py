@@ -1,7 +1,7 @@
 import pytest
 
-from vibes_eval.benchmarks.humaneval import policy
-from vibes_eval.benchmarks.humaneval.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.rust import policy
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import strip_comments_and_strings
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ import pytest
 
 from tests.components import need
 from tests.conftest import ROOT
-from vibes_eval.benchmarks.humaneval.toolchain import find_toolchain
+from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.runners import cgroups
 from vibes_eval.runners.launcher import launcher_path
 

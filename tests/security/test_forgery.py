@@ -18,10 +18,10 @@ from tests.conftest import SANDBOX
 from tests.humaneval import integrity_cases as cases
 from tests.humaneval.integrity_run import evaluate, wrong_verdicts
 from tests.security.forgery import FORGERIES, LITERALS
-from vibes_eval.benchmarks.humaneval import policy as policy_filter
-from vibes_eval.benchmarks.humaneval.formats import load_problems
-from vibes_eval.benchmarks.humaneval.risk import risk
-from vibes_eval.benchmarks.humaneval.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.rust import policy as policy_filter
+from vibes_eval.benchmarks.humaneval.rust.risk import risk
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.tasks import load_problems
 
 
 def _rows(policy: bool) -> list[cases.Row]:

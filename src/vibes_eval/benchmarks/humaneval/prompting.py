@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vibes_eval.benchmarks.humaneval.extract import extract
+from vibes_eval.benchmarks.humaneval.rust.extract import extract
 from vibes_eval.core.prompting import PromptContext, Prompting, Workspace, cut_at_stop
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vibes_eval.benchmarks.humaneval.crates import CrateSet
-from vibes_eval.benchmarks.humaneval.toolchain import RustToolchain
+from vibes_eval.benchmarks.humaneval.rust.crates import CrateSet
+from vibes_eval.benchmarks.humaneval.rust.toolchain import RustToolchain
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Reason, Termination
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from vibes_eval.benchmarks.humaneval.formats import GUARD, STD_MACROS, RustProblem
-from vibes_eval.benchmarks.humaneval.rustsrc import Lexed, Token, words
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import Lexed, Token, words
+from vibes_eval.benchmarks.humaneval.tasks import GUARD, STD_MACROS, RustProblem
 
 PRIMITIVES = words(
     "bool char str i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize f16 f32 f64 f128"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vibes_eval.benchmarks.humaneval.rustsrc import matching_brace, strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import matching_brace, strip_comments_and_strings
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _RUST_TAGS = {"rust", "rs", ""}

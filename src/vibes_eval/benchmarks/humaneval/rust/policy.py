@@ -10,20 +10,8 @@ first line; the sandbox is what actually contains a sample.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from vibes_eval.benchmarks.humaneval.rustsrc import lex_completion
-
-
-@dataclass(frozen=True)
-class Violation:
-    category: str
-    rule: str
-    line: int  # 1-based, within the completion
-
-    def __str__(self) -> str:
-        return f"{self.category}: {self.rule} (completion line {self.line})"
+from vibes_eval.benchmarks.common.rules import RuleSet, Violation
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import lex_completion
 
 
 def _group(module: str) -> str:
@@ -53,8 +41,14 @@ RULES: list[tuple[str, str, str]] = [
     ("environment", "environment mutation", r"\b(set_var|remove_var|set_current_dir)\b"),
     # `std::$m::exit` with `m!(process)`: a path no rule above can read
     ("unsafe", "path built by a macro", r"\$\s*\w+\s*::|::\s*\$"),
+    # Redefining the assertion macros would make every test pass without testing anything.
+    (
+        "test tampering",
+        "redefines an assertion macro",
+        r"\bmacro_rules\s*!\s*(assert\w*|debug_assert\w*|panic|unreachable|todo)\b",
+    ),
 ]
-_COMPILED = [(cat, rule, re.compile(rx)) for cat, rule, rx in RULES]
+RULE_SET = RuleSet.of(RULES)
 
 
 def check(completion: str, bare: str | None = None, clean: bool = True) -> Violation | None:
@@ -66,21 +60,6 @@ def check(completion: str, bare: str | None = None, clean: bool = True) -> Viola
         lexed, start = lex_completion(completion)
         bare, clean = lexed.bare(start), lexed.clean
     texts = [bare] if clean else [bare, completion]
-    first: Violation | None = None
-    for code in texts:
-        for cat, rule, rx in _COMPILED:
-            m = rx.search(code)
-            if m and (first is None or code.count("\n", 0, m.start()) + 1 < first.line):
-                first = Violation(cat, rule, code.count("\n", 0, m.start()) + 1)
-    return first
-
-
-# Redefining the assertion macros would make every test pass without testing anything.
-RULES.append(
-    (
-        "test tampering",
-        "redefines an assertion macro",
-        r"\bmacro_rules\s*!\s*(assert\w*|debug_assert\w*|panic|unreachable|todo)\b",
-    )
-)
-_COMPILED.append((RULES[-1][0], RULES[-1][1], re.compile(RULES[-1][2])))
+    # The earliest line wins; on one line, the reading before the raw text, then rule order.
+    hits = [v for code in texts for v in RULE_SET.all(code)]
+    return min(hits, key=lambda v: v.line, default=None)

@@ -18,8 +18,8 @@ import re
 
 from tree_sitter import Node
 
-from vibes_eval.benchmarks.humaneval.rustsrc import words
-from vibes_eval.benchmarks.humaneval.scan import Scan
+from vibes_eval.benchmarks.humaneval.rust.rustsrc import words
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan
 
 _COMPILE_RISKY = re.compile(
     r"\bcrate\s*::|\bsuper\s*::|#\s*!\s*\[|"

@@ -42,22 +42,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from vibes_eval.benchmarks.humaneval import harness
-from vibes_eval.benchmarks.humaneval.batch_run import (
+from vibes_eval.benchmarks.humaneval import judge
+from vibes_eval.benchmarks.humaneval.judge import SHARED, measured
+from vibes_eval.benchmarks.humaneval.rust import harness
+from vibes_eval.benchmarks.humaneval.rust.batch_run import (
     BinaryRun,
     Member,
     in_parallel,
     sample_result,
 )
-from vibes_eval.benchmarks.humaneval.evaluator import SHARED, RustEvaluator, measured
-from vibes_eval.benchmarks.humaneval.risk import risk
-from vibes_eval.benchmarks.humaneval.scan import Scan
+from vibes_eval.benchmarks.humaneval.rust.risk import risk
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
-    from vibes_eval.benchmarks.humaneval.formats import RustProblem
+    from vibes_eval.benchmarks.humaneval.run import RustEvaluator
+    from vibes_eval.benchmarks.humaneval.tasks import RustProblem
 
 __all__ = ["BatchRunner", "BatchStats", "plan"]
 
@@ -187,9 +189,9 @@ class BatchRunner:
         try:
             output = self.ev.run_alone(task, sample, self.runner, scan)
         except RunnerError as exc:
-            self.report(self.ev.infra_result(sample, f"{type(exc).__name__}: {exc}"))
+            self.report(judge.infra(sample, f"{type(exc).__name__}: {exc}"))
             return
-        self.report(self.ev.judge(task, sample, output))
+        self.report(judge.judge_alone(sample, output, self.ev.declared(task)))
 
     def screen_syntax(
         self, tasks: dict[str, RustProblem], samples: list[tuple[Sample, Scan]]
@@ -202,13 +204,10 @@ class BatchRunner:
         files = {f"u_{n}.rs": tasks[s.task_id].program(scan.code) for n, (s, scan) in
                  enumerate(samples)}  # fmt: skip
         try:
-            session = self.runner.prepare(self.ev.session_spec("syntax", dict(files)))
-            try:
+            with self.runner.session(self.ev.session_spec("syntax", dict(files))) as session:
                 found = harness.syntax_check(
                     self.runner, session, self.build, list(files), self.ev.compile_limits()
                 )
-            finally:
-                self.runner.cleanup(session)
         except RunnerError:
             return samples
         left = []
@@ -218,7 +217,7 @@ class BatchRunner:
                 left.append((sample, scan))
             else:
                 self.errors_found += 1
-                result = RustEvaluator.result(
+                result = judge.result(
                     sample, False, Reason.COMPILE_ERROR, error,
                     evaluated=SHARED, measurements=measured(),
                 )  # fmt: skip
@@ -237,18 +236,14 @@ class BatchRunner:
             files[f"{m.module}.rs"] = head + m.task.test_block  # == task.program(code)
             if m.head_check:
                 files[f"c_{m.i}.rs"] = head
-        session = self.runner.prepare(
-            self.ev.session_spec(f"batch-{members[0].sample.task_id}", files)
-        )
-        try:
+        spec = self.ev.session_spec(f"batch-{members[0].sample.task_id}", files)
+        with self.runner.session(spec) as session:
             alone: list[Member] = []
             if self.stats.want_check(len(members)):
                 members, alone = self._check(session, members)
             for k in range(0, len(members), BUILD_SIZE):
                 alone += self._build(session, members[k : k + BUILD_SIZE])
             return alone
-        finally:
-            self.runner.cleanup(session)
 
     # -- compiling ----------------------------------------------------------------------
 

@@ -5,11 +5,22 @@ test or reach outside (processes, files, signals, symbol tricks).
 As for Rust, this is what keeps a sample from forging a pass *inside* the test's own
 process (the sandbox contains everything else): a pass needs the token the harness hands
 the program only after the test's `main` returned, and reading it takes one of the
-refused calls. Patterns match code with comments and literals blanked out.
+refused calls. Patterns match code with comments and literals blanked out by the shared
+lexer (``common.clex``), which reads every literal form of C++, Java, JavaScript/TypeScript
+and Go; what it cannot read with certainty is refused (fail closed). Header names are
+checked as the compiler will resolve them (an absolute path or a climb out of the folder
+is refused whatever the name).
+
+The filter is a courtesy that turns obvious misuse away early; verdicts must not depend on
+it (the harness keeps what decides a verdict out of the sample's reach).
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
+
+from vibes_eval.benchmarks.common import clex
 from vibes_eval.benchmarks.common.rules import RuleSet, Violation
 
 
@@ -57,13 +68,15 @@ Rule = tuple[str, str, str]  # category, readable rule, regex (``RuleSet.of`` ro
 
 _EXIT = ("early exit", "exit/abort/atexit")
 CPP: list[Rule] = [
-    (*_EXIT, r"\b(exit|_exit|_Exit|quick_exit|at_quick_exit|atexit|abort|terminate)\s*\("),
+    # bare names: `(exit)(0)` and `auto f = exit;` call them without `exit(`
+    (*_EXIT, r"\b(exit|_exit|_Exit|quick_exit|at_quick_exit|atexit|abort|terminate)\b"),
     ("process", "system/fork/exec/spawn/kill",
      r"\b(system|popen|fork|vfork|exec[lv]p?e?|posix_spawnp?|kill|killpg|raise|syscall|ptrace"
      r"|dlopen|dlsym)\s*\("),
     ("input", "stdin and files",
-     r"\b(cin|wcin|stdin|scanf|fscanf|getchar|gets|fgets|fgetc|getc|fread|fopen|freopen|fdopen"
-     r"|ifstream|ofstream|fstream|filebuf|opendir|environ)\b"
+     # prefixes: getchar_unlocked, fgets_unlocked, fread_unlocked, scanf_s...
+     r"\b(cin|wcin|stdin|v?f?scanf|getchar|gets|fgets|fgetc|getc|fread|fopen|freopen|fdopen"
+     r"|ifstream|ofstream|fstream|filebuf|opendir|environ|getline|getdelim)\w*"
      r"|\b(read|pread|readv|open|openat|creat|dup|dup2|dup3|mmap|ioctl|fcntl)\s*\("),
     ("symbols", "extern/asm/attributes/pragmas",
      r"\bextern\b|\basm\b|__asm|__attribute__|\[\[\s*gnu\s*::|#\s*pragma"),
@@ -133,17 +146,48 @@ _COMPILED: dict[str, RuleSet] = {lang: RuleSet.of(rules) for lang, rules in RULE
 _HASH_COMMENTS = {"perl", "bash", "ruby", "r", "julia"}
 
 
+_SYSTEM_HEADER = re.compile(
+    r"^(unistd|fcntl|sys/.*|signal|csignal|setjmp|csetjmp|dlfcn|thread|pthread|fstream|"
+    r"filesystem|spawn|stdio_ext|syscall|link|elf|asm/.*|linux/.*|bits/.*)(\.h)?$"
+)
+
+
 def strip_for(language: str, code: str) -> str:
+    """Code with comments and literal contents blanked.
+
+    Raises: clex.LexError (C-family languages) where the source cannot be read with
+    certainty.
+    """
+    if language in clex.LANGUAGES:
+        return clex.strip(code, language)
     if language in _HASH_COMMENTS:
         return strip_c_like(code, hash_comments=True)
     return strip_c_like(code, backtick=language in ("js", "ts", "go"))
 
 
+def _header_violation(code: str) -> Violation | None:
+    try:
+        names = clex.header_names(code)
+    except clex.LexError as exc:
+        return Violation("headers", "an include the lexer cannot read", 0, str(exc))
+    for name in names:
+        normal = posixpath.normpath(name)
+        if normal.startswith(("/", "..")) or _SYSTEM_HEADER.match(normal):
+            return Violation("headers", "system headers", 0, f"#include {name}")
+    return None
+
+
 def check(language: str, completion: str) -> Violation | None:
     """The first rule ``completion`` breaks (earliest in the text; on one line, the first
-    rule listed), or None."""
+    rule listed), or None. A completion the lexer cannot read is refused."""
     rules = _COMPILED.get(language)
     if rules is None:
         return None
-    found = rules.all(strip_for(language, completion))
+    try:
+        code = strip_for(language, completion)
+    except clex.LexError as exc:
+        return Violation("unreadable", "code the lexer cannot read with certainty", 0, str(exc))
+    found = rules.all(code)
+    if language == "cpp" and (header := _header_violation(completion)) is not None:
+        found.append(header)
     return min(found, key=lambda v: v.line) if found else None

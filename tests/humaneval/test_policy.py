@@ -1,7 +1,10 @@
 import pytest
 
+from tests.conftest import EXAMPLES
 from vibes_eval.benchmarks.humaneval.rust import policy
 from vibes_eval.benchmarks.humaneval.rust.rustsrc import strip_comments_and_strings
+from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.tasks import load_problems
 
 
 @pytest.mark.parametrize(
@@ -55,3 +58,55 @@ def test_strip_keeps_offsets_and_lines() -> None:
 def test_violation_reports_line() -> None:
     v = policy.check("    let x = 1;\n    let y = 2;\n    std::process::abort();\n}")
     assert v is not None and v.line == 3
+
+
+# A completion's macro calls the macro it is handed by name: `g!(include_str)` expands to
+# `include_str!("main.rs")`, the program's own source with its tests (issue 24).
+THROUGH_A_MACRO = 'macro_rules! g {{ ($m:ident) => {{ $m!("main.rs") }} }}\n    g!({name});'
+
+
+@pytest.mark.parametrize(
+    "name,category",
+    [
+        ("include_str", "filesystem"),
+        ("include_bytes", "filesystem"),
+        ("include", "filesystem"),
+        ("r#include_str", "filesystem"),
+        ("asm", "unsafe"),
+        ("global_asm", "unsafe"),
+        ("env", "environment"),
+        ("option_env", "environment"),
+    ],
+)
+def test_include_str_through_a_macro_is_refused(name: str, category: str) -> None:
+    v = policy.check("    " + THROUGH_A_MACRO.format(name=name) + "\n}\n")
+    assert v is not None and v.category == category
+
+
+def test_include_str_through_a_macro_is_refused_as_read_in_its_program() -> None:
+    """The same attack through the reading a run uses (the completion in its program)."""
+    task = load_problems(EXAMPLES / "sanity" / "problems.jsonl")["Sanity/0"]
+    code = "    " + THROUGH_A_MACRO.format(name="include_str") + "\n    0\n}\n"
+    scan = Scan.of(task, TaskFacts.of(task), code)
+    v = policy.check(scan.code, scan.bare, scan.clean)
+    assert v is not None and v.category == "filesystem" and v.line == 2
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # without a macro of its own, these names are only identifiers
+        "    let include = 1; let asm = 2; let env = 3; include + asm + env\n}",
+        # with one, the module `std::env` is still not the macro `env!`
+        "    macro_rules! twice { ($e:expr) => { $e * 2 } }\n"
+        "    use std::env;\n    let n = std::env::args().count() + env::args().count();\n"
+        "    twice!(n)\n}",
+    ],
+)
+def test_macro_names_as_plain_identifiers_are_allowed(code: str) -> None:
+    assert policy.check(code) is None
+
+
+def test_env_macro_is_refused() -> None:
+    v = policy.check('    let home = env!("HOME"); home.len()\n}')
+    assert v is not None and v.category == "environment"

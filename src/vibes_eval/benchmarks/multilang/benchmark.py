@@ -54,7 +54,7 @@ class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
         return load_tasks(self.problems_path(), "python")
 
     def load_samples(self, source: SampleSource, tasks: dict[str, CodeTask]) -> list[Sample]:
-        return load_samples(source, tasks)  # type: ignore[arg-type]
+        return load_samples(source, tasks)
 
     def environment(self) -> dict[str, str]:
         return self.units.environment()
@@ -119,7 +119,7 @@ class CompiledBenchmark(Benchmark[CodeTask, CompiledConfig]):
         return load_tasks(self.problems_path(), self.language_name)
 
     def load_samples(self, source: SampleSource, tasks: dict[str, CodeTask]) -> list[Sample]:
-        return load_samples(source, tasks)  # type: ignore[arg-type]
+        return load_samples(source, tasks)
 
     def environment(self) -> dict[str, str]:
         self.units.check_available()

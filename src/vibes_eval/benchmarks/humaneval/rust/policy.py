@@ -10,6 +10,8 @@ first line; the sandbox is what actually contains a sample.
 
 from __future__ import annotations
 
+import re
+
 from vibes_eval.benchmarks.common.rules import RuleSet, Violation
 from vibes_eval.benchmarks.humaneval.rust.rustsrc import lex_completion
 
@@ -24,6 +26,7 @@ RULES: list[tuple[str, str, str]] = [
     ("filesystem", "std::fs", r"\bstd\s*::\s*fs\b|\bfs\s*::|" + _group("fs")),
     ("filesystem", "File/OpenOptions", r"\b(File|OpenOptions|DirBuilder)\s*::"),
     ("filesystem", "include_str!/include_bytes!/include!", r"\binclude(_str|_bytes)?\s*!"),
+    ("environment", "env!/option_env!", r"\b(option_)?env\s*!"),
     ("process", "std::process", r"\bstd\s*::\s*process\b|\bprocess\s*::|" + _group("process")),
     ("process", "Command", r"\bCommand\s*::\s*new\b"),
     ("network", "std::net", r"\bstd\s*::\s*net\b|\bnet\s*::|" + _group("net")),
@@ -50,6 +53,24 @@ RULES: list[tuple[str, str, str]] = [
 ]
 RULE_SET = RuleSet.of(RULES)
 
+# A macro the completion defines can call a macro it is handed by name, as a plain
+# identifier (`macro_rules! g { ($m:ident) => { $m!("main.rs") } }` with `g!(include_str)`
+# embeds the program's own source, tests included). So once a completion defines a macro,
+# the names of the compile-time file, environment and assembly macros are refused wherever
+# they appear as words; without one, such a name is only an identifier (`let include = 1;`).
+# A courtesy: what the verdict rests on is the harness, not this filter.
+NAMED_IN_A_MACRO = RuleSet.of(
+    [
+        ("filesystem", "include_str/include_bytes/include named in a macro",
+         r"\binclude(_str|_bytes)?\b"),
+        ("unsafe", "asm/global_asm named in a macro", r"\b(global_|naked_)?asm\b"),
+        # `std::env::args()` and `use std::env;` name the module, not the macro
+        ("environment", "env/option_env named in a macro",
+         r"\boption_env\b|(?<!::)(?<!:: )\benv\b(?!\s*::)"),
+    ]
+)  # fmt: skip
+_DEFINES_MACRO = re.compile(r"\bmacro_rules\b")
+
 
 def check(completion: str, bare: str | None = None, clean: bool = True) -> Violation | None:
     """The first rule the completion breaks, or None. ``bare``: the completion with
@@ -61,5 +82,12 @@ def check(completion: str, bare: str | None = None, clean: bool = True) -> Viola
         bare, clean = lexed.bare(start), lexed.clean
     texts = [bare] if clean else [bare, completion]
     # The earliest line wins; on one line, the reading before the raw text, then rule order.
-    hits = [v for code in texts for v in RULE_SET.all(code)]
+    hits = [v for code in texts for v in _hits(code)]
     return min(hits, key=lambda v: v.line, default=None)
+
+
+def _hits(code: str) -> list[Violation]:
+    hits = RULE_SET.all(code)
+    if _DEFINES_MACRO.search(code):
+        hits += NAMED_IN_A_MACRO.all(code)
+    return hits

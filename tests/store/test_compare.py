@@ -92,3 +92,14 @@ def test_compare_pairs_any_declared_metric_with_its_own_aggregate() -> None:
     assert (diff.a, diff.b) == pytest.approx((2.0, 4.0))  # K/3 has no speed in A
     assert diff.ci_low <= diff.diff <= diff.ci_high
     assert [f.task_id for f in result.improved] == ["K/3"] and not result.regressed
+
+
+def test_tasks_that_got_worse_without_ever_being_solved_are_listed() -> None:
+    # Ten tasks from 1 of 4 passing to none: pass@4 falls a lot, yet no task was "solved"
+    # (at least half passing) in either run, so McNemar sees no flip. They must be listed.
+    a = rows({f"T/{i}": (4, 1) for i in range(10)} | {"T/10": (4, 4)})
+    b = rows({f"T/{i}": (4, 0) for i in range(10)} | {"T/10": (4, 4)})
+    result = compare(a, b, default_metrics([4]))
+    assert result.metrics[0].diff < 0 and not result.regressed
+    assert [f.task_id for f in result.worse] == [f"T/{i}" for i in range(10)]
+    assert all((f.a, f.b) == (0.25, 0.0) for f in result.worse) and not result.better

@@ -221,6 +221,9 @@ def _show_run(detail: dict[str, Any]) -> None:
 # -- compare --------------------------------------------------------------------------
 
 
+SOLVED_RULE = "the benchmark's own rule; by default at least half the samples pass"
+
+
 def compare_command(
     run_a: Annotated[str, typer.Argument(metavar="A", help="The baseline run.")],
     run_b: Annotated[str, typer.Argument(metavar="B", help="The run compared against it.")],
@@ -278,14 +281,20 @@ def _show_comparison(runs: dict[str, dict[str, Any]], result: Comparison) -> Non
     console.print(table)
     mc = result.mcnemar
     console.print(
-        f"McNemar exact test on solved tasks: {mc.improved} improved, "
-        f"{mc.regressed} regressed, p = {mc.p_value:.4g}"
+        f"pass rate per task: {len(result.better)} better, {len(result.worse)} worse, "
+        f"{result.tasks - len(result.better) - len(result.worse)} unchanged"
     )
-    for title, flips in (("improved (A -> B)", result.improved), ("regressed", result.regressed)):
+    for title, flips in (("better (A -> B)", result.better), ("worse", result.worse)):
         if flips:
             console.print(
-                f"{title}: " + ", ".join(f"{f.task_id} ({f.a:.2f} -> {f.b:.2f})" for f in flips)
+                f"{title}: " + ", ".join(f"{f.task_id} ({f.a:.2f} -> {f.b:.2f})" for f in flips),
+                soft_wrap=True,
             )
+    console.print(
+        f"McNemar exact test on solved tasks (solved: {SOLVED_RULE}): {mc.improved} became "
+        f"solved, {mc.regressed} no longer solved, p = {mc.p_value:.4g}",
+        soft_wrap=True,
+    )
     for note in result.notes:
         console.print(f"[yellow]note[/]: {note}")
 

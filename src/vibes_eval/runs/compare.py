@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 
 from vibes_eval.core.benchmark import default_solved
-from vibes_eval.core.metrics import Metric, Scored, Scores, by_task, pass_rate, score
+from vibes_eval.core.metrics import (
+    Metric,
+    Scored,
+    Scores,
+    by_task,
+    pass_rate,
+    resample_aggregate,
+    score,
+)
 from vibes_eval.runs.summary import task_order
 
 RESAMPLES = 10_000
@@ -58,6 +66,10 @@ class Comparison:
     mcnemar: McNemar
     improved: list[Flip]  # A did not solve, B did
     regressed: list[Flip]  # A solved, B did not
+    # Every task whose pass rate moved, solved or not (a task from 0.25 to 0.00 is worse
+    # though it was never "solved"): what a pass@k difference is made of.
+    better: list[Flip] = field(default_factory=list)
+    worse: list[Flip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -95,19 +107,11 @@ def paired_bootstrap_ci(
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
         idx = rng.integers(0, a.size, size=(stop - start, a.size))
-        out[start:stop] = _agg(b[idx], aggregate) - _agg(a[idx], aggregate)
+        out[start:stop] = resample_aggregate(b[idx], aggregate) - resample_aggregate(
+            a[idx], aggregate
+        )
     low, high = np.percentile(out, [2.5, 97.5])
     return float(low), float(high)
-
-
-def _agg(x: np.ndarray, kind: str) -> np.ndarray:
-    """Row-wise aggregate of resampled values."""
-    if kind != "geomean":
-        return x.mean(axis=1)
-    positive = x > 0
-    logs = np.where(positive, np.log(np.where(positive, x, 1.0)), 0.0)
-    n = positive.sum(axis=1)
-    return np.where(n > 0, np.exp(logs.sum(axis=1) / np.maximum(n, 1)), 0.0)
 
 
 def compare(
@@ -158,6 +162,8 @@ def compare(
         ),
         improved=improved,
         regressed=regressed,
+        better=[Flip(t, rate_a[t], rate_b[t]) for t in common if rate_b[t] > rate_a[t]],
+        worse=[Flip(t, rate_a[t], rate_b[t]) for t in common if rate_b[t] < rate_a[t]],
         notes=notes,
     )
 

@@ -16,6 +16,7 @@ import vibes_eval
 from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
+from vibes_eval.core.errors import UserError
 
 SHARED_DIR = Path(os.environ.get("VIBES_TEST_SHARED", SHARED))
 HUMANEVAL_X_CPP = SHARED_DIR / "datasets" / "humaneval-x" / "humaneval_cpp.jsonl.gz"
@@ -118,7 +119,7 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
     row = dict(L.PERL_MULTIPLE, language="lua")
     if shutil.which("lua"):
         pytest.skip("lua is installed")
-    with pytest.raises(vibes_eval.api.UserError, match="lua is not installed"):
+    with pytest.raises(UserError, match="lua is not installed"):
         evaluate(tmp_path, "multipl-e", [row], [{"name": row["name"], "completion": ""}])
 
 

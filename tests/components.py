@@ -39,6 +39,8 @@ COMPONENTS: dict[str, str] = {
     "chromium": "the results pages in Debian's headless chromium (selenium)",
     "toolchains": "the other languages' tools setup-system.sh installs (g++, node, javac, go)",
     "nvcc": "the CUDA kernel set's compile-only checks (nvcc)",
+    "references": "the pinned reference graders of the parity tests (tests/references.py)",
+    "history": "this clone's git history (the store-upgrade test runs the old release)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"

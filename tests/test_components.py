@@ -87,7 +87,7 @@ def run_suite(
     }
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "tests.components", "-p",
-         "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path), *args],
+         "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(tmp_path), str(tmp_path), *args],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )  # fmt: skip
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import vibes_eval
-from tests.components import need
+from tests.components import need, skip_reason
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
 from vibes_eval.core.errors import UserError
@@ -125,7 +125,9 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs("cpp")
-@pytest.mark.skipif(not HUMANEVAL_X_CPP.exists(), reason="../shared is absent")
+@pytest.mark.skipif(
+    not HUMANEVAL_X_CPP.exists(), reason=skip_reason("shared", f"{HUMANEVAL_X_CPP} is absent")
+)
 def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
     with gzip.open(HUMANEVAL_X_CPP, "rt") as fh:
         rows = [json.loads(line) for line in fh]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import vibes_eval
-from tests.components import need, skip_reason
+from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
 from vibes_eval.core.errors import UserError
@@ -125,10 +125,8 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs("cpp")
-@pytest.mark.skipif(
-    not HUMANEVAL_X_CPP.exists(), reason=skip_reason("shared", f"{HUMANEVAL_X_CPP} is absent")
-)
 def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
+    need("shared", None if HUMANEVAL_X_CPP.exists() else f"{HUMANEVAL_X_CPP} is absent")
     with gzip.open(HUMANEVAL_X_CPP, "rt") as fh:
         rows = [json.loads(line) for line in fh]
     out = vibes_eval.evaluate(

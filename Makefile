@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system demo demo-kernels demo-model test lint bench clean fresh-check
+.PHONY: setup system references demo demo-kernels demo-model test lint bench clean fresh-check
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -14,11 +14,18 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The tests also run a real Ray cluster on this machine: the ray extra (docs/scale-out.md).
+# Every extra a required test needs: the tests run a real Ray cluster on this machine (ray,
+# docs/scale-out.md) and compare with swebench 4.1's specs and parsers (swebench).
+TEST_EXTRAS := dev,ray,swebench
 TEST_STAMP := $(VENV)/.installed-test
-$(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e '.[dev,ray]'
+$(TEST_STAMP): $(STAMP) Makefile
+	$(BIN)/pip install -q -e '.[$(TEST_EXTRAS)]'
 	touch $(TEST_STAMP)
+
+# The pinned reference graders of the parity tests (component `references`): venvs of
+# their own in the project's cache (tests/references.py).
+references: $(TEST_STAMP)
+	PY=$(BIN)/python bash scripts/setup-references.sh
 
 system:
 	bash scripts/setup-system.sh
@@ -41,7 +48,7 @@ demo-model: system setup
 	$(BIN)/pip install -q -e '.[dev,models,demo-model]'
 	$(BIN)/python -m vibes_eval.generation.demo
 
-test: system setup $(TEST_STAMP)
+test: system setup $(TEST_STAMP) references
 	$(BIN)/ruff check src tests bench
 	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \
 		cat $(SUMMARY) 2>/dev/null || echo "components: no summary (pytest did not finish)"; \

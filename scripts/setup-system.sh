@@ -91,6 +91,38 @@ if ! command -v rustc >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/rustc" ]; then
   install_rust
 fi
 
+# nvcc for the CUDA kernel set's compile-only checks (component nvcc, required by .ci/run):
+# where none is on PATH, NVIDIA's CUDA 13.0 compiler from its PyPI wheels (the parts a
+# toolkit install has: nvcc, crt, cccl, cudart, nvvm, culibos; Debian's nvidia-cuda-toolkit
+# is in non-free and older), under $CUDA_PREFIX, and $NVCC_LINK a wrapper that runs it (nvcc
+# finds its toolkit from its own path, which a symlink would hide). Needs the package index.
+CUDA_PREFIX="${CUDA_PREFIX:-/opt/vibes-eval/cuda-13.0}"
+NVCC_LINK="${NVCC_LINK:-/usr/local/bin/nvcc}"
+CUDA_WHEELS=(nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85
+             nvidia-cuda-runtime==13.0.96 nvidia-nvvm==13.0.88 nvidia-cuda-culibos==13.0.85)
+install_nvcc() {
+  command -v nvcc >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" != 0 ] && [ ! -w "$(dirname "$NVCC_LINK")" ]; then
+    echo "setup-system: nvcc not found (run as root to install CUDA's compiler)" >&2
+    return 0
+  fi
+  echo "setup-system: nvcc not found; CUDA 13.0's compiler from PyPI into $CUDA_PREFIX"
+  local tmp
+  tmp=$(mktemp -d)
+  rm -rf "$CUDA_PREFIX"
+  if python3 -m venv "$tmp/pip" && "$tmp/pip/bin/pip" install -q --no-deps \
+      --target "$CUDA_PREFIX" "${CUDA_WHEELS[@]}"; then
+    # nvcc.profile links from lib64; the wheels ship lib
+    ln -sfn lib "$CUDA_PREFIX/nvidia/cu13/lib64"
+    printf '#!/bin/sh\nexec %s/nvidia/cu13/bin/nvcc "$@"\n' "$CUDA_PREFIX" >"$NVCC_LINK"
+    chmod 755 "$NVCC_LINK"
+  else
+    echo "setup-system: installing nvcc failed; the nvcc tests will skip" >&2
+  fi
+  rm -rf "$tmp"
+}
+install_nvcc
+
 # PostgreSQL for the result store's tests: Debian's server, a running cluster, and a test
 # role/database matching tests/store's default VIBES_TEST_POSTGRES_URL
 # (postgresql://vibes:vibes@127.0.0.1:5432/vibes_test).
@@ -129,6 +161,9 @@ fi
 if required postgres && ! PGPASSWORD=vibes PGCONNECT_TIMEOUT=5 psql -h 127.0.0.1 -U vibes \
     -d vibes_test -qtAXc 'select 1' >/dev/null 2>&1; then
   failed+=("postgres: no PostgreSQL server accepts vibes@127.0.0.1:5432/vibes_test")
+fi
+if required nvcc && ! nvcc --version >/dev/null 2>&1; then
+  failed+=("nvcc: not installed or does not run (see above)")
 fi
 for f in "${failed[@]}"; do echo "setup-system: required service did not start: $f" >&2; done
 [ ${#failed[@]} -eq 0 ]

@@ -7,9 +7,12 @@ component skips the test, as usual. With ``VIBES_TEST_REQUIRE=landlock,docker,..
 required component that no test ran with fails the session: a green run then means every
 required component was really exercised.
 
-The session ends with one line: per component, how many tests passed, failed or skipped
-with it (and why), then the other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes that line
-to FILE (the Makefile prints it last).
+Each test counts once per component it used (its worst phase: failed, skipped, xfailed,
+passed), also when a wider fixture's cached value stood in for the need() call. The session
+ends with a line per distinct skip and the component it counts against, then one line: per
+component, how many tests passed, failed, skipped or xfailed with it (and why), then the
+other skips. ``VIBES_TEST_SUMMARY=FILE`` also writes those lines to FILE (the Makefile
+prints it last).
 
 A later component joins with one line in
 ``COMPONENTS`` and its name in `.ci/run`'s ``VIBES_TEST_REQUIRE``.
@@ -39,6 +42,8 @@ COMPONENTS: dict[str, str] = {
     "chromium": "the results pages in Debian's headless chromium (selenium)",
     "toolchains": "the other languages' tools setup-system.sh installs (g++, node, javac, go)",
     "nvcc": "the CUDA kernel set's compile-only checks (nvcc)",
+    "references": "the pinned reference graders of the parity tests (tests/references.py)",
+    "history": "this clone's git history (the store-upgrade test runs the old release)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"
@@ -77,11 +82,27 @@ def skip_reason(component: str, why: str) -> str:
 
 @dataclass
 class _Tally:
+    """One component's tests, each counted once (its worst phase)."""
+
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    xfailed: int = 0
     skip_reasons: Counter[str] = field(default_factory=Counter)
     fail_reasons: Counter[str] = field(default_factory=Counter)
+    xfail_reasons: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Outcome:
+    """How one test ended, over its setup, call and teardown."""
+
+    status: str = "passed"  # passed, failed, skipped or xfailed; worst phase wins
+    reason: str = ""
+    component: str | None = None  # the component a tagged skip names
+
+
+_RANK = {"passed": 0, "xfailed": 1, "skipped": 2, "failed": 3}
 
 
 class _State:
@@ -89,15 +110,33 @@ class _State:
         self.required: frozenset[str] = frozenset()
         self.tallies: dict[str, _Tally] = {name: _Tally() for name in COMPONENTS}
         self.other_skips: Counter[str] = Counter()
+        # every skip, as (component or None, reason) -> tests: the summary lists them all
+        self.skips: Counter[tuple[str | None, str]] = Counter()
         self.current: str | None = None  # the test being run
         self.used: dict[str, set[str]] = {}  # nodeid -> components
+        self.outcomes: dict[str, _Outcome] = {}  # nodeid -> outcome so far
+        # A fixture wider than a test runs its body (and need()) once, for the first test
+        # that uses it; the others get its cached value. What it needed is kept with the
+        # fixture and its cache key, so every test that uses it counts (see _fixture_uses).
+        self.fixture_stack: list[pytest.FixtureDef[Any]] = []
+        self.fixture_needs: dict[int, list[tuple[object, set[str]]]] = {}
         self.problems: list[str] = []
 
     def note_use(self, component: str) -> None:
         if self.current is not None:
             self.used.setdefault(self.current, set()).add(component)
+        for fixturedef in self.fixture_stack:
+            if fixturedef.scope != "function" and fixturedef.cached_result is None:
+                self._pending(fixturedef).add(component)
+
+    def _pending(self, fixturedef: pytest.FixtureDef[Any]) -> set[str]:
+        entries = self.fixture_needs.setdefault(id(fixturedef), [])
+        if not entries or entries[-1][0] is not _PENDING:
+            entries.append((_PENDING, set()))
+        return entries[-1][1]
 
 
+_PENDING = object()  # the cache key of a fixture whose body is running
 _state = _State()
 
 
@@ -118,6 +157,28 @@ def _failure_text(call: pytest.CallInfo[Any]) -> str:
     return _one_line(call.excinfo.exconly())
 
 
+def _fixture_uses(item: pytest.Item) -> set[str]:
+    """What the wider fixtures this test got (cached or not) needed when they ran."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own; absent: count nothing extra
+    found: set[str] = set()
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name, ()) if info is not None else ()
+        if not defs or defs[-1].cached_result is None:
+            continue
+        key = defs[-1].cached_result[1]
+        for cached_key, components in _state.fixture_needs.get(id(defs[-1]), ()):
+            if cached_key is key or _same(cached_key, key):
+                found |= components
+    return found
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a parameter whose == raises or is not a bool: not the same
+        return False
+
+
 # -- hooks ----------------------------------------------------------------------------
 
 
@@ -126,54 +187,96 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    _state.fixture_stack.append(fixturedef)
+    try:
+        yield
+    finally:
+        _state.fixture_stack.pop()
+        entries = _state.fixture_needs.get(id(fixturedef), [])
+        if entries and entries[-1][0] is _PENDING and fixturedef.cached_result is not None:
+            entries[-1] = (fixturedef.cached_result[1], entries[-1][1])
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     _state.current = item.nodeid
     yield
     _state.current = None
+    _count(item.nodeid, _state.used.pop(item.nodeid, set()))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     outcome = yield
     rep: pytest.TestReport = outcome.get_result()
+    if call.when == "setup":
+        _state.used.setdefault(item.nodeid, set()).update(_fixture_uses(item))
+    seen = _state.outcomes.setdefault(item.nodeid, _Outcome())
+    now = _Outcome()
     if hasattr(rep, "wasxfail"):
+        now = _Outcome("xfailed", _one_line(str(rep.wasxfail)) or "xfail")
+    elif rep.skipped:
+        now = _skip_outcome(rep)
+    elif rep.failed:
+        now = _Outcome("failed", _failure_text(call))
+    if _RANK[now.status] > _RANK[seen.status]:
+        _state.outcomes[item.nodeid] = now
+
+
+def _skip_outcome(rep: pytest.TestReport) -> _Outcome:
+    """A skip; a tagged one of a required component turns the report into a failure."""
+    why = _skip_text(rep)
+    tag = _TAG.match(why)
+    if tag is None:
+        return _Outcome("skipped", _one_line(why))
+    component = tag.group(1)
+    if component in _state.required:
+        # A required component that is missing: the test fails, saying why.
+        rep.outcome = "failed"
+        rep.longrepr = f"{component} is required ({ENV}) but did not run here: {why}"
+    return _Outcome("skipped", _one_line(why[tag.end() :]), component)
+
+
+def _count(nodeid: str, components: set[str]) -> None:
+    """One test, once: against the components it used, or a skip against the one it names."""
+    result = _state.outcomes.pop(nodeid, _Outcome())
+    if result.status == "skipped":
+        _note_skip(result.component, result.reason)
         return
-    components = set(_state.used.get(item.nodeid, ()))
-    if rep.skipped:
-        why = _skip_text(rep)
-        tag = _TAG.match(why)
-        if tag is None:
-            if rep.when != "teardown":
-                _state.other_skips[_one_line(why, 100)] += 1
-            return
-        component = tag.group(1)
+    for component in components:
         tally = _state.tallies.setdefault(component, _Tally())
-        tally.skipped += 1
-        tally.skip_reasons[_one_line(why[tag.end() :])] += 1
-        if component in _state.required:
-            # A required component that is missing: the test fails, saying why.
-            rep.outcome = "failed"
-            rep.longrepr = f"{component} is required ({ENV}) but did not run here: {why}"
-        return
-    if rep.failed:
-        for component in components:
-            tally = _state.tallies[component]
+        if result.status == "failed":
             tally.failed += 1
-            tally.fail_reasons[_failure_text(call)] += 1
-    elif rep.when == "call":
-        for component in components:
-            _state.tallies[component].passed += 1
+            tally.fail_reasons[result.reason] += 1
+        elif result.status == "xfailed":
+            tally.xfailed += 1
+            tally.xfail_reasons[result.reason] += 1
+        else:
+            tally.passed += 1
+
+
+def _note_skip(component: str | None, reason: str) -> None:
+    _state.skips[component, reason] += 1
+    if component is None:
+        _state.other_skips[_one_line(reason, 100)] += 1
+        return
+    tally = _state.tallies.setdefault(component, _Tally())
+    tally.skipped += 1
+    tally.skip_reasons[reason] += 1
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """A whole module skipped for a component (``pytest.skip(..., allow_module_level)``)."""
+    """A whole module skipped (``pytest.importorskip``, ``pytest.skip(...,
+    allow_module_level=True)``): counted once, against the component its reason names."""
     if report.skipped:
         why = _skip_text(report)
         tag = _TAG.match(why)
-        if tag is not None:
-            tally = _state.tallies.setdefault(tag.group(1), _Tally())
-            tally.skipped += 1
-            tally.skip_reasons[_one_line(why[tag.end() :])] += 1
+        where = report.nodeid or "collection"
+        if tag is None:
+            _note_skip(None, f"{where}: {_one_line(why)}")
+        else:
+            _note_skip(tag.group(1), f"{where}: {_one_line(why[tag.end() :])}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -195,6 +298,9 @@ def _describe(tally: _Tally) -> str:
     if tally.skipped:
         reason, _ = tally.skip_reasons.most_common(1)[0]
         parts.append(f"{tally.skipped} SKIPPED ({reason})")
+    if tally.xfailed:
+        reason, _ = tally.xfail_reasons.most_common(1)[0]
+        parts.append(f"{tally.xfailed} xfailed ({reason})")
     return ", ".join(parts) or "no test ran"
 
 
@@ -212,12 +318,23 @@ def summary_line() -> str:
     return line
 
 
+def skip_lines() -> list[str]:
+    """Every distinct skip, with the component it counts against ("untagged": none)."""
+    return [
+        f"skipped [{component or 'untagged'}] {reason} x{n}"
+        for (component, reason), n in sorted(
+            _state.skips.items(), key=lambda kv: (kv[0][0] or "~", kv[0][1])
+        )
+    ]
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    line = summary_line()
-    terminalreporter.write_line(line)
+    skips, line = skip_lines(), summary_line()
+    for text in [*skips, line]:
+        terminalreporter.write_line(text)
     for problem in _state.problems:
         terminalreporter.write_line(f"FAILED required component {problem}", red=True)
     path = os.environ.get(SUMMARY_ENV)
     if path:
-        lines = [line, *(f"FAILED required component {p}" for p in _state.problems)]
+        lines = [*skips, line, *(f"FAILED required component {p}" for p in _state.problems)]
         Path(path).write_text("\n".join(lines) + "\n")

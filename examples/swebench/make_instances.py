@@ -333,8 +333,20 @@ def statuses(repo: Path, base: str, patches: list[str], test_files: list[str]) -
         git(work, "checkout", "-q", base)
         for patch in patches:
             subprocess.run(["git", "apply", "-"], cwd=work, input=patch, text=True, check=True)
+        # In pytest's own order: a shuffling plugin of the caller's venv (pytest-randomly,
+        # the dev extra) would reorder FAIL_TO_PASS and make the instances differ per run.
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", *test_files],
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-rA",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                *test_files,
+            ],
             cwd=work,
             capture_output=True,
             text=True,

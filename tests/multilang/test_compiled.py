@@ -16,6 +16,7 @@ import vibes_eval
 from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
+from vibes_eval.core.errors import UserError
 
 SHARED_DIR = Path(os.environ.get("VIBES_TEST_SHARED", SHARED))
 HUMANEVAL_X_CPP = SHARED_DIR / "datasets" / "humaneval-x" / "humaneval_cpp.jsonl.gz"
@@ -118,14 +119,14 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
     row = dict(L.PERL_MULTIPLE, language="lua")
     if shutil.which("lua"):
         pytest.skip("lua is installed")
-    with pytest.raises(vibes_eval.api.UserError, match="lua is not installed"):
+    with pytest.raises(UserError, match="lua is not installed"):
         evaluate(tmp_path, "multipl-e", [row], [{"name": row["name"], "completion": ""}])
 
 
 @pytest.mark.slow
 @needs("cpp")
-@pytest.mark.skipif(not HUMANEVAL_X_CPP.exists(), reason="../shared is absent")
 def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
+    need("shared", None if HUMANEVAL_X_CPP.exists() else f"{HUMANEVAL_X_CPP} is absent")
     with gzip.open(HUMANEVAL_X_CPP, "rt") as fh:
         rows = [json.loads(line) for line in fh]
     out = vibes_eval.evaluate(

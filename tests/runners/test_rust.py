@@ -8,8 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.components import need
 from vibes_eval.core.runner import SessionSpec, TaskRunner
 from vibes_eval.core.types import Limits, Termination
 
@@ -27,8 +26,8 @@ LEAK = 'const S: &str = include_str!("/etc/shadow");\nfn main() { println!("{S}"
 
 def _sysroot() -> Path:
     rustc = shutil.which("rustc")
-    if rustc is None:
-        pytest.skip("rustc is not installed")
+    need("toolchains", None if rustc else "rustc is not installed")
+    assert rustc is not None
     out = subprocess.run([rustc, "--print", "sysroot"], capture_output=True, text=True)
     return Path(out.stdout.strip())
 

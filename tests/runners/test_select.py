@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tests.components import need
 from tests.runners.conftest import kernel_landlock_abi
 from vibes_eval.core.errors import RunnerUnavailable, UserError
 from vibes_eval.core.registry import AUTO_ORDER, RUNNERS, runner_class
@@ -46,7 +47,7 @@ def test_auto_passes_over_what_is_missing(
         monkeypatch.setattr(runner_class(name), "check_available", classmethod(lambda c: "gone"))
     for name in ("bwrap", "firejail"):
         if runner_class(name).check_available() is not None and name not in missing:
-            pytest.skip(f"{name} is not available here")
+            need(name, f"{name} is not available here")
     runner = resolve_runner("auto")
     try:
         assert runner.name == expected

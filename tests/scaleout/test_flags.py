@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import skip_reason
 from tests.conftest import EXAMPLES, run_cli
 
 SANITY = EXAMPLES / "sanity"
@@ -36,7 +37,8 @@ def test_a_ray_address_without_the_ray_executor_is_refused(tmp_path: Path) -> No
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None, reason="the ray extra is not installed"
+    importlib.util.find_spec("ray") is None,
+    reason=skip_reason("ray", "the ray extra is not installed"),
 )
 def test_a_cluster_that_is_not_there_fails_at_once(tmp_path: Path) -> None:
     proc = run(tmp_path, "--executor", "ray", "--ray-address", "127.0.0.9:1")

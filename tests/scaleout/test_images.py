@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.components import need
 from vibes_eval.benchmarks.swebench.benchmark import SweBench
 from vibes_eval.benchmarks.swebench.config import SweBenchConfig
 from vibes_eval.benchmarks.swebench.tasks import SweInstance
@@ -39,8 +40,10 @@ def labelled_image() -> Iterator[tuple[str, str]]:
     """A one-file image made with `docker import` (no base image, no network)."""
     try:
         subprocess.run(["docker", "info"], capture_output=True, check=True, timeout=20)
+        why = None
     except (OSError, subprocess.SubprocessError):
-        pytest.skip("no Docker daemon")
+        why = "no Docker daemon answers `docker info`"
+    need("docker", why)  # counts against docker: fails where it is required
     tag = f"vibes-scaleout-test:{secrets.token_hex(4)}"
     label = f"vibes-eval.test={secrets.token_hex(4)}"
     buf = io.BytesIO()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import need
 from tests.conftest import ROOT
 
 USER = "nobody"
@@ -78,12 +79,10 @@ def _kill_all(cgroup: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 def test_storm_starves_no_neighbour_without_root(sandbox: str) -> None:
-    why = _skip_reason()
-    if why:
-        pytest.skip(why)
+    need("unprivileged", _skip_reason())
     cgroup = _pids_cgroup()
     if cgroup is None:
-        pytest.skip("cannot create a pids cgroup to bound the unprivileged test")
+        need("unprivileged", "cannot create a pids cgroup to bound the unprivileged test")
     home = Path(tempfile.mkdtemp(prefix="vibes-storm-"))
     os.chmod(home, 0o777)
     paths = sysconfig.get_paths()
@@ -109,7 +108,7 @@ def test_storm_starves_no_neighbour_without_root(sandbox: str) -> None:
         _kill_all(cgroup)
         shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0 and "not available" in proc.stderr:
-        pytest.skip(f"--sandbox {sandbox} unavailable to {USER}: {proc.stderr[-300:]}")
+        need("unprivileged", f"--sandbox {sandbox} unavailable to {USER}: {proc.stderr[-300:]}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "per job" in out["notes"], out["notes"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import need
 from tests.conftest import EXAMPLES, ROOT, run_cli
 from vibes_eval.store import schema
 from vibes_eval.store.events import SCHEMA_VERSION
@@ -54,8 +55,9 @@ def old_cli(src: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_store_of_the_previous_layout_is_upgraded_on_open(tmp_path: Path) -> None:
     src = old_checkout(tmp_path / "old")
-    if src is None:
-        pytest.skip(f"commit {OLD} is not in this clone's history")
+    # The old release runs from this clone's history: a shallow clone cannot run this test.
+    need("history", None if src else f"commit {OLD} is not in this clone's history (shallow?)")
+    assert src is not None
     store = str(tmp_path / "old.sqlite")
     common = ["--problems", str(PROBLEMS), "--k", "1,5", "--sandbox", "process",
               "--timeout", "2", "--store", store, "--no-progress"]  # fmt: skip

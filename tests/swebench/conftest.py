@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,23 @@ import pytest
 
 from tests.components import need
 from tests.conftest import ROOT, SHARED
+from tests.references import python_of
 
 _ROWS = Path("datasets") / "swe-bench" / "swe-bench-lite-test-5rows.json"
 # ../shared beside the checkout, or beside the folder of worktrees
 LITE_ROWS = next((p / _ROWS for p in (SHARED, ROOT.parent.parent / "shared") if (p / _ROWS).exists()),
                  SHARED / _ROWS)  # fmt: skip
-needs_lite = pytest.mark.skipif(not LITE_ROWS.exists(), reason=f"{LITE_ROWS} is absent")
-SWEBENCH5 = "swebench==5.0.2"
+
+
+@pytest.fixture
+def _lite_rows() -> Path:
+    """The five real Lite rows: a test that has them counts for `shared`, one without them
+    skips (fails where `shared` is required)."""
+    need("shared", None if LITE_ROWS.exists() else f"{LITE_ROWS} is absent")
+    return LITE_ROWS
+
+
+needs_lite = pytest.mark.usefixtures("_lite_rows")
 
 
 def _load_maker() -> Any:
@@ -80,32 +89,19 @@ def evaluated(toy: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
-def official5_python() -> Path | None:
-    """A Python with swebench 5.x: $VIBES_SWEBENCH5_PYTHON, else a venv made once in the
-    cache (PyPI must be reachable); None when neither works."""
+def official5_python() -> Path:
+    """A Python with swebench 5.0.2: $VIBES_SWEBENCH5_PYTHON, else the reference venv
+    (tests/references.py, installed by scripts/setup-references.sh); skips without one
+    (fails where the `references` component is required)."""
     given = os.environ.get("VIBES_SWEBENCH5_PYTHON")
     if given:
+        need("references", None)
         return Path(given)
-    from vibes_eval.paths import cache_dir
-
-    env = cache_dir() / "swebench5-venv"
-    python = env / "bin" / "python"
-    ok = env / ".installed"
-    if not ok.exists():
-        try:
-            venv.create(env, with_pip=True, clear=True)
-            subprocess.run([str(python), "-m", "pip", "install", "-q", SWEBENCH5], check=True,
-                           capture_output=True, timeout=900)  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
-            return None
-        ok.touch()
-    return python
+    return python_of("swebench")
 
 
 def official_reports(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     python = official5_python()
-    if python is None:
-        pytest.skip(f"no Python with {SWEBENCH5} (set VIBES_SWEBENCH5_PYTHON)")
     proc = subprocess.run(
         [str(python), str(Path(__file__).with_name("official_report.py"))],
         input=json.dumps(cases), capture_output=True, text=True, timeout=300,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.references import need_module
 from tests.swebench.conftest import LITE_ROWS, maker, needs_lite
 from vibes_eval.benchmarks.swebench import scoring
 from vibes_eval.benchmarks.swebench.env import specs
@@ -54,7 +55,7 @@ def test_test_lists_as_json_strings_or_lists(tmp_path: Path) -> None:
 
 
 def test_named_dataset_offline_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("datasets")
+    need_module("datasets", "datasets (the swebench extra)")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match=r"SWE-bench/SWE-bench_Lite.*to_json") as err:
@@ -140,8 +141,9 @@ def test_eval_scripts_of_real_rows() -> None:
 def test_eval_scripts_match_the_official_generator() -> None:
     """swebench 4.1's ``make_eval_script_list`` (when the extra is installed) gives the same
     script for every real row."""
-    make = pytest.importorskip("swebench.harness.test_spec.python").make_eval_script_list_py
+    need_module("swebench.harness.test_spec.python", "swebench 4.1.0 (the swebench extra)")
     from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+    from swebench.harness.test_spec.python import make_eval_script_list_py as make
 
     for inst in load_instances(str(LITE_ROWS)).values():
         spec = MAP_REPO_VERSION_TO_SPECS[inst.repo][inst.version]

@@ -127,7 +127,7 @@ def hostile_samples(path: Path) -> Path:
 @pytest.fixture(scope="session")
 def filled(store_url: str, tmp_path_factory: pytest.TempPathFactory) -> Filled:
     if shutil.which("rustc") is None:
-        pytest.skip("rustc not found: the HumanEval runs need it")
+        need("toolchains", "rustc not found: the HumanEval runs need it")
     tmp = tmp_path_factory.mktemp("runs")
     alpha = cli_run(store_url, EXAMPLES / "sanity" / "samples.jsonl", "alpha", tmp / "a.jsonl")
     beta = cli_run(

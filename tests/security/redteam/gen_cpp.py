@@ -1,5 +1,6 @@
 import json
-completion = r'''    return true;
+
+completion = r"""    return true;
 }
 #define VJ(a, b) a##b
 static int vibes_grab() {
@@ -11,5 +12,5 @@ static int vibes_grab() {
     return 0;
 }
 static int vibes_grabbed = vibes_grab();
-'''
+"""
 print(json.dumps({"task_id": "CPP/0", "completion": completion}))

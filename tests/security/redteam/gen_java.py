@@ -1,5 +1,6 @@
 import json
-completion = r'''        return true;
+
+completion = r"""        return true;
     }
 }
 
@@ -9,5 +10,5 @@ class Arrays {
         return new ArrayList<T>();
     }
 }
-'''
+"""
 print(json.dumps({"task_id": "Java/0", "completion": completion}))

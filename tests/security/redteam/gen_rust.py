@@ -1,5 +1,6 @@
 import json
-completion = r'''    let _ = (&numbers, threshold); // wrong on purpose: ignores its input
+
+completion = r"""    let _ = (&numbers, threshold); // wrong on purpose: ignores its input
     {
         use std as s;
         use s::fs as q;
@@ -15,5 +16,5 @@ completion = r'''    let _ = (&numbers, threshold); // wrong on purpose: ignores
     }
     true
 }
-'''
+"""
 print(json.dumps({"task_id": "Rust/0", "completion": completion}))

@@ -1,9 +1,10 @@
 import json
+
 # A risk-free-looking (batchable) Rust completion: no exit, no `fs::`/`env::`/File/OpenOptions.
 # In the shared batch process it appends "ok <name>" for every test on argv at the end of
 # libtest's log, far past libtest's own file offset: libtest's later "failed" lines land
 # before it, and parse_log keeps the last status per name.
-attacker = r'''    let _ = (&numbers, threshold); // wrong on purpose: ignores its input
+attacker = r"""    let _ = (&numbers, threshold); // wrong on purpose: ignores its input
     {
         use std as s;
         use s::fs as q;
@@ -21,9 +22,11 @@ attacker = r'''    let _ = (&numbers, threshold); // wrong on purpose: ignores i
     }
     true
 }
-'''
+"""
 # An innocent-looking but wrong neighbour (another task).
-neighbours = ["    return %d.25;\n}\n" % k for k in range(7)]  # distinct (identical ones are deduplicated)
+neighbours = [
+    f"    return {k}.25;\n}}\n" for k in range(7)
+]  # distinct (identical ones are deduplicated)
 print(json.dumps({"task_id": "Rust/0", "completion": attacker}))
 for neighbour in neighbours:
     print(json.dumps({"task_id": "Rust/2", "completion": neighbour}))

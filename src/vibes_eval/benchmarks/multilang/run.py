@@ -249,7 +249,7 @@ class PythonUnits:
         with runner.session(spec) as session:
             res = runner.execute(
                 session,
-                [self.interpreter.path, "-s", "-B", py.HARNESS],
+                [self.interpreter.path, "-s", "-B", "-c", py.NO_SCRIPT_DIR, py.HARNESS],
                 py.command_limits(self.config, len(unit)),
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
                 stdin=(token + "\n").encode(),

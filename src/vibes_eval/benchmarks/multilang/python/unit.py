@@ -29,6 +29,13 @@ from vibes_eval.core.types import Limits, Sample
 
 SANDBOX_FILES = ("vibes_wire.py", "vibes_child.py", "vibes_harness.py")
 HARNESS = "vibes_py/vibes_harness.py"
+# Start a script without its folder on sys.path (what `-P` does on 3.11+, for any
+# interpreter): the harness's folder sits in the writable session, and a module a sample
+# planted there must never be imported by the trusted process.
+NO_SCRIPT_DIR = (
+    "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 STARTUP_S = 10.0  # the harness and fork server start, per command
 
 

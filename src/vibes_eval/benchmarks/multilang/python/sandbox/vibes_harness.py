@@ -242,7 +242,8 @@ class Zygote:
         # the same string hashes (set orders) batched as alone; no other PYTHON* variable
         env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
         self.proc = subprocess.Popen(
-            [python, "-s", os.path.join(HERE, "vibes_child.py"), str(there.fileno())],
+            [python, "-s", "-c", wire.NO_SCRIPT_DIR, os.path.join(HERE, "vibes_child.py"),
+             str(there.fileno())],
             pass_fds=[there.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env=env, cwd=workdir,
         )  # fmt: skip

@@ -21,6 +21,12 @@ import json
 import math
 import struct
 
+# Start a script without its folder on sys.path (as unit.NO_SCRIPT_DIR): that folder is
+# writable by samples, and nothing they plant there may be imported by a trusted process.
+NO_SCRIPT_DIR = (
+    "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 MAX_MESSAGE = 64 << 20  # bytes: a larger value is refused (the sample's failure)
 MAX_DEPTH = 200
 _SMALL = 1 << 53

@@ -296,3 +296,20 @@ def test_instance_build_keeps_tags_older_than_the_base(
     subprocess.run(["bash", "-euo", "pipefail", "-c", PRUNE_REFS], cwd=work, check=True)
     refs = _git(work, "for-each-ref", "--format=%(refname)").split()
     assert refs == ["refs/heads/main", "refs/tags/v0.1"]
+
+
+def test_environment_tools_are_pinned_and_labelled(toy: dict[str, Path]) -> None:
+    """``pip install -U pip setuptools wheel`` took releases without what old repositories
+    need (pkg_resources): pinned instead, each version in the image's labels."""
+    from vibes_eval.benchmarks.swebench.env import images
+
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    script = images.env_script(specs.read_specs(str(toy["specs"]))[inst.repo][inst.version])
+    assert "-U pip" not in script
+    assert "pip==24.0 setuptools==69.5.1 wheel==0.43.0" in script
+    labels = images.env_labels(inst)
+    assert {k: v for k, v in labels.items() if k.startswith(images.TOOL_LABEL)} == {
+        "vibes-eval.swe.tool.pip": "24.0",
+        "vibes-eval.swe.tool.setuptools": "69.5.1",
+        "vibes-eval.swe.tool.wheel": "0.43.0",
+    }

@@ -141,3 +141,11 @@ def test_same_grades_as_swebench5(evaluated: dict[str, Any], toy: dict[str, Path
             assert body["tests_status"] == mine["tests_status"], (kind, r.task_id)
         if not kind.startswith("forge_"):
             assert body["resolved"] == r.passed, (kind, r.task_id)
+
+
+def test_post_test_reset_runs_in_testbed(evaluated: dict[str, Any]) -> None:
+    """What follows the end marker ran in the repository: the reset found it."""
+    log = (folder(evaluated, "gold", ONE) / "test_output.txt").read_text()
+    after = log.split(">>>>> End Test Output", 1)[1]
+    assert "+ cd /testbed" in after and "+ git checkout" in after
+    assert "not a git repository" not in after

@@ -313,3 +313,16 @@ def test_environment_tools_are_pinned_and_labelled(toy: dict[str, Path]) -> None
         "vibes-eval.swe.tool.setuptools": "69.5.1",
         "vibes-eval.swe.tool.wheel": "0.43.0",
     }
+
+
+def test_post_test_reset_runs_in_testbed(toy: dict[str, Path]) -> None:
+    """The reset after the tests (``git checkout <base> <test files>``) ran outside the
+    repository: every step now starts with the script's environment lines, ``cd`` included."""
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    spec = specs.read_specs(str(toy["specs"]))[inst.repo][inst.version]
+    steps = split_script(specs.eval_script(inst, spec))
+    for part in (steps.pre, steps.test, steps.post):
+        lines = part.splitlines()
+        cd = lines.index(f"cd {specs.REPO_DIR}")
+        assert all(i > cd for i, line in enumerate(lines) if line.startswith("git "))
+    assert "git checkout" in steps.post

@@ -147,5 +147,15 @@ def test_post_test_reset_runs_in_testbed(evaluated: dict[str, Any]) -> None:
     """What follows the end marker ran in the repository: the reset found it."""
     log = (folder(evaluated, "gold", ONE) / "test_output.txt").read_text()
     after = log.split(">>>>> End Test Output", 1)[1]
-    assert "+ cd /testbed" in after and "+ git checkout" in after
+    assert "+ git checkout" in after and "Updated 1 path" in after
     assert "not a git repository" not in after
+
+
+def test_noop_patch_is_unresolved_not_tampering(evaluated: dict[str, Any]) -> None:
+    """A patch that only adds an unrelated file applies and fixes nothing: unresolved, and
+    not ``test_tampering`` (the annotated PASS_TO_PASS test is the one its file defines)."""
+    r = verdicts(evaluated, "noop")[ONE]
+    assert not r.passed and r.reason == "failed", r.detail
+    assert not r.details["runtime_problems"] and not r.details["tampering_paths"]
+    assert "tests/test_text.py::test_shout_typed" in r.details["report"][ONE]["tests_status"][
+        "PASS_TO_PASS"]["success"]  # fmt: skip

@@ -387,6 +387,9 @@ def make_repo(root: Path) -> tuple[Path, str, str]:
         "text: normalize blanks",
         "2024-01-02T12:00:00+00:00",
     )
+    # Release tags: an instance image keeps those at or before its base commit.
+    git(repo, "tag", "v0.1", base1)
+    git(repo, "tag", "v0.2", base2)
     return repo, base1, base2
 
 

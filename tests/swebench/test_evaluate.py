@@ -159,3 +159,29 @@ def test_noop_patch_is_unresolved_not_tampering(evaluated: dict[str, Any]) -> No
     assert not r.details["runtime_problems"] and not r.details["tampering_paths"]
     assert "tests/test_text.py::test_shout_typed" in r.details["report"][ONE]["tests_status"][
         "PASS_TO_PASS"]["success"]  # fmt: skip
+
+
+def test_built_images_keep_older_tags_and_pinned_tools(
+    evaluated: dict[str, Any], toy: dict[str, Path]
+) -> None:
+    """The instance images keep the tags at or before their base commit (setuptools_scm),
+    and the environment has the pinned packaging tools its labels name."""
+    from vibes_eval.benchmarks.swebench.env import images, specs
+    from vibes_eval.benchmarks.swebench.tasks import load
+
+    builder = images.ImageBuilder(str(toy["repos"]), None, print)
+    insts = load(str(toy["instances"]))
+    spec = specs.read_specs(str(toy["specs"]))[maker.REPO][maker.VERSION]
+
+    def run(image: str, *argv: str) -> str:
+        out = builder.client.containers.run(image, entrypoint=list(argv), user="0", remove=True)
+        return out.decode()
+
+    for iid, want in ((ONE, ["v0.1"]), (TWO, ["v0.1", "v0.2"])):
+        tag = builder.instance_tag(insts[iid], spec)
+        assert run(tag, "git", "-c", "safe.directory=*", "-C", "/testbed", "tag").split() == want
+    env = builder.env_tag(spec)
+    labels = builder.client.images.get(env).labels
+    assert labels["vibes-eval.swe.tool.setuptools"] == "69.5.1"
+    code = "import pkg_resources, setuptools, pip; print(setuptools.__version__, pip.__version__)"
+    assert run(env, f"{images.VENV}/bin/python", "-c", code).split() == ["69.5.1", "24.0"]

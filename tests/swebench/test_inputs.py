@@ -285,9 +285,11 @@ def test_instance_build_keeps_tags_older_than_the_base(
     second = load_instances(str(toy["instances"]))["vibes-toy__calc-2"].base_commit
     mirror = tmp_path / "mirror"
     _git(tmp_path, "clone", "-q", "--mirror", str(toy["repos"] / maker.MIRROR_NAME), str(mirror))
-    _git(mirror, "tag", "v0.1", first)
-    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2", "v0.2",
-         second)  # fmt: skip
+    # the toy's own tags: v0.1 at the first base, v0.2 at the second; and an annotated one
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.1",
+         "v0.1-notes", first)  # fmt: skip
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2",
+         "v0.2-notes", second)  # fmt: skip
     _git(mirror, "branch", "later", second)
     work = tmp_path / "work"
     _git(tmp_path, "clone", "-q", "--no-checkout", str(mirror), str(work))
@@ -295,7 +297,7 @@ def test_instance_build_keeps_tags_older_than_the_base(
     _git(work, "remote", "remove", "origin")
     subprocess.run(["bash", "-euo", "pipefail", "-c", PRUNE_REFS], cwd=work, check=True)
     refs = _git(work, "for-each-ref", "--format=%(refname)").split()
-    assert refs == ["refs/heads/main", "refs/tags/v0.1"]
+    assert refs == ["refs/heads/main", "refs/tags/v0.1", "refs/tags/v0.1-notes"]
 
 
 def test_environment_tools_are_pinned_and_labelled(toy: dict[str, Path]) -> None:

@@ -200,6 +200,19 @@ def mirror_source(repos: str | None, repo: str) -> Path | None:
     return None
 
 
+def kept_tags(mirror: Path | None, base: str) -> list[str]:
+    """The tags the instance image keeps (``PRUNE_REFS``), as ``ref commit`` lines, so that
+    a tag added to the mirror makes a new image. Empty for bundles and GitHub."""
+    if mirror is None or not mirror.is_dir():
+        return []
+    proc = subprocess.run(
+        ["git", "-C", str(mirror), "for-each-ref", f"--merged={base}",
+         "--format=%(refname) %(objectname)", "refs/tags"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return sorted(proc.stdout.splitlines()) if proc.returncode == 0 else []
+
+
 def _tar_of(path: Path, arcname: str) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -351,7 +364,8 @@ class ImageBuilder:
 
     def instance_tag(self, inst: SweInstance, spec: Spec) -> str:
         recipe = {k: spec.get(k) for k in ("pre_install", "install", "packages")}
-        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe)
+        tags = kept_tags(mirror_source(self.repos, inst.repo), inst.base_commit)
+        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe, tags)
         return f"{INSTANCE_REPO}:{digest}"
 
     def image_for(self, inst: SweInstance, spec: Spec | None) -> str:

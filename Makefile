@@ -14,10 +14,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The tests also run a real Ray cluster on this machine: the ray extra (docs/scale-out.md).
+# The tests also run a real Ray cluster on this machine: the ray extra (docs/scale-out.md),
+# and read exports back with Inspect AI: the inspect extra.
 TEST_STAMP := $(VENV)/.installed-test
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e '.[dev,ray]'
+	$(BIN)/pip install -q -e '.[dev,ray,inspect]'
 	touch $(TEST_STAMP)
 
 system:

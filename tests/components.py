@@ -39,6 +39,7 @@ COMPONENTS: dict[str, str] = {
     "chromium": "the results pages in Debian's headless chromium (selenium)",
     "toolchains": "the other languages' tools setup-system.sh installs (g++, node, javac, go)",
     "nvcc": "the CUDA kernel set's compile-only checks (nvcc)",
+    "inspect": "exports read back with the real inspect_ai package (the inspect extra)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"

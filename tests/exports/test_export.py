@@ -193,3 +193,30 @@ def test_missing_inspect_names_the_extra(
         pytest.raises(UserError, match=r"pip install 'vibes-eval\[inspect\]'"),
     ):
         export_run(results, "a", "inspect", tmp_path / "a.eval")
+
+
+def test_swebench_summaries_are_the_benchmarks_own(tmp_path: Path) -> None:
+    """Two models' empty predictions on the toy instances (no image is built for an empty
+    patch): the exported summaries are the files the run itself wrote."""
+    from tests.swebench.conftest import docker_or_skip, maker, toy_config
+
+    docker_or_skip()
+    toy = maker.make(tmp_path / "toy")
+    rows = [row for _, row in read_jsonl(toy["empty"])]
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({**r, "model_name_or_path": m}) + "\n"
+                             for m in ("toy/a", "toy/b") for r in rows))  # fmt: skip
+    work, store = tmp_path / "work", tmp_path / "s.sqlite"
+    work.mkdir()
+    vibes_eval.evaluate("swe-bench", preds, config=toy_config(toy, work), sandbox="docker",
+                        workers=1, store=str(store), run_id="sw")  # fmt: skip
+    made = sorted(p.name for p in work.glob("*.sw.json"))
+    assert made == ["toy__a.sw.json", "toy__b.sw.json"]
+
+    (tmp_path / "out").mkdir()
+    _export(store, "sw", "--format", "swebench", "-o", "out")
+    for name in made:
+        assert (tmp_path / "out" / name).read_bytes() == (work / name).read_bytes()
+    one = _vibes("eval", "export", "sw", "--store", str(store), "--format", "swebench", "-o",
+                 "x.json", cwd=tmp_path)  # fmt: skip
+    assert one.returncode == 2 and "2 models, one summary each" in one.stderr

@@ -41,7 +41,7 @@ def _vibes(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         "registry.BENCHMARKS['fake'] = 'tests.core.fake:FakeBenchmark'; "
         "from vibes_eval.cli.app import main; sys.argv = ['vibes', *sys.argv[1:]]; main()"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "COLUMNS": "80"}
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)  # fmt: skip
 
@@ -220,3 +220,10 @@ def test_swebench_summaries_are_the_benchmarks_own(tmp_path: Path) -> None:
     one = _vibes("eval", "export", "sw", "--store", str(store), "--format", "swebench", "-o",
                  "x.json", cwd=tmp_path)  # fmt: skip
     assert one.returncode == 2 and "2 models, one summary each" in one.stderr
+
+
+def test_help_fits_80_columns(tmp_path: Path) -> None:
+    out = _vibes("eval", "export", "--help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert all(len(line) <= 80 for line in out.stdout.splitlines()), out.stdout
+    assert all(name in out.stdout for name in FORMATS)

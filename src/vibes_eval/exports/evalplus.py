@@ -24,7 +24,7 @@ from typing import Any
 from vibes_eval.core import metrics
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.types import Reason, SampleResult
-from vibes_eval.exports.source import RunData, load_benchmark
+from vibes_eval.exports.source import RunData, local_tasks, task_text
 
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"
 EXTRA = re.compile(r"^extra test (\d+):")
@@ -48,7 +48,7 @@ def write(data: RunData, path: Path | None) -> str:
 
 
 def build(data: RunData) -> dict[str, Any]:
-    tasks = _tasks(data)
+    tasks = local_tasks(data)  # none: a plus failure cannot be told from a base one
     evals: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row, res in data.pairs():
         evals[res.task_id].append(_entry(row, res, tasks.get(res.task_id)))
@@ -60,27 +60,25 @@ def build(data: RunData) -> dict[str, Any]:
     }
 
 
-def _tasks(data: RunData) -> dict[str, Any]:
-    """The problems with their base/plus inputs; none when the file cannot be read here
-    (then a plus failure cannot be told from a base one: both fail)."""
-    try:
-        return load_benchmark(data)[1]
-    except (UserError, OSError):
-        return {}
-
-
 def _entry(row: dict[str, Any], res: SampleResult, task: Any) -> dict[str, Any]:
     inputs = list(getattr(task, "plus_inputs", None) or [])
     base_count = int(getattr(task, "base_count", 0) or 0)
     base, plus, base_fail, plus_fail = _statuses(res, inputs, base_count)
     return {
         "task_id": res.task_id,
-        "solution": str(row.get("solution") or row.get("completion") or ""),
+        "solution": _solution(row, task),
         "base_status": base,
         "plus_status": plus if inputs else None,
         "base_fail_tests": base_fail,
         "plus_fail_tests": plus_fail if inputs else [],
     }
+
+
+def _solution(row: dict[str, Any], task: Any) -> str:
+    """EvalPlus's ``solution``: the sample's own, else the prompt and the completion."""
+    if isinstance(row.get("solution"), str):
+        return str(row["solution"])
+    return task_text(task, "prompt") + str(row.get("completion") or "")
 
 
 def _statuses(

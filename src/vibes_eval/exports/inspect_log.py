@@ -16,7 +16,7 @@ from typing import Any
 from vibes_eval import __version__
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.types import SampleResult, result_text
-from vibes_eval.exports.source import RunData, task_prompts
+from vibes_eval.exports.source import RunData, local_tasks, task_text
 
 SCORER = "verdict"
 SUFFIXES = (".eval", ".json")
@@ -53,8 +53,8 @@ def build(data: RunData) -> Any:
     """The ``EvalLog`` of a run."""
     log = _inspect()
     model = data.model or NO_MODEL
-    prompts = task_prompts(data)
-    samples = [_sample(row, res, model, prompts) for row, res in data.pairs()]
+    tasks = local_tasks(data)
+    samples = [_sample(row, res, model, tasks.get(res.task_id)) for row, res in data.pairs()]
     return log.EvalLog(
         status=STATUS.get(data.run.get("status", ""), "started"),
         eval=_spec(data, model),
@@ -111,11 +111,12 @@ def _spec(data: RunData, model: str) -> Any:
     )
 
 
-def _sample(row: dict[str, Any], res: SampleResult, model: str, prompts: dict[str, str]) -> Any:
+def _sample(row: dict[str, Any], res: SampleResult, model: str, task: Any) -> Any:
+    """``task``: the problem, when its file is here (its prompt and reference solution)."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score
 
-    prompt = str(row.get("prompt") or prompts.get(res.task_id) or res.task_id)
+    prompt = str(row.get("prompt") or task_text(task, "prompt", "problem_statement") or res.task_id)
     completion = _completion(row)
     explanation = res.reason + (f": {res.detail}" if res.detail else "")
     facts: dict[str, Any] = {"reason": res.reason, "measurements": res.measurements}
@@ -125,7 +126,7 @@ def _sample(row: dict[str, Any], res: SampleResult, model: str, prompts: dict[st
         id=res.task_id,
         epoch=res.index + 1,
         input=prompt,
-        target=str(row.get("canonical_solution") or ""),
+        target=task_text(task, "canonical_solution", "patch"),
         messages=[ChatMessageUser(content=prompt), ChatMessageAssistant(content=completion)],
         output=ModelOutput.from_content(model, completion),
         scores={

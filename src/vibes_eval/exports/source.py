@@ -80,19 +80,22 @@ def load_benchmark(data: RunData, **overrides: Any) -> tuple[Any, dict[str, Any]
     return bench, dict(bench.load_tasks())
 
 
-def task_prompts(data: RunData) -> dict[str, str]:
-    """Each task's prompt, when the run's problems file is still here; else none (loading
-    a dataset by name could reach the network, which an export must not)."""
+def local_tasks(data: RunData) -> dict[str, Any]:
+    """The run's tasks when its problems file is still here; else none (loading a dataset
+    by name could reach the network, which an export must not)."""
     problems = data.run.get("problems_file")
     if not problems or not Path(problems).is_file():
         return {}
     try:
-        _, tasks = load_benchmark(data)
+        return load_benchmark(data)[1]
     except (UserError, OSError, ImportError):
         return {}
-    prompts = {}
-    for task_id, task in tasks.items():
-        text = getattr(task, "prompt", None) or getattr(task, "problem_statement", None)
-        if isinstance(text, str) and text:
-            prompts[task_id] = text
-    return prompts
+
+
+def task_text(task: Any, *names: str) -> str:
+    """The first of a task's text fields it has (tasks differ by benchmark)."""
+    for name in names:
+        value = getattr(task, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""

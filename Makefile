@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 # Every extra a required test needs: the tests run a real Ray cluster on this machine (ray,
-# docs/scale-out.md) and compare with swebench 4.1's specs and parsers (swebench).
-TEST_EXTRAS := dev,ray,swebench
+# docs/scale-out.md), compare with swebench 4.1's specs and parsers (swebench) and read
+# exports back with Inspect AI (inspect).
+TEST_EXTRAS := dev,ray,swebench,inspect
 TEST_STAMP := $(VENV)/.installed-test
 $(TEST_STAMP): $(STAMP) Makefile
 	$(BIN)/pip install -q -e '.[$(TEST_EXTRAS)]'

@@ -44,6 +44,7 @@ COMPONENTS: dict[str, str] = {
     "nvcc": "the CUDA kernel set's compile-only checks (nvcc)",
     "references": "the pinned reference graders of the parity tests (tests/references.py)",
     "history": "this clone's git history (the store-upgrade test runs the old release)",
+    "inspect": "exports read back with the real inspect_ai package (the inspect extra)",
 }
 ENV = "VIBES_TEST_REQUIRE"
 SUMMARY_ENV = "VIBES_TEST_SUMMARY"

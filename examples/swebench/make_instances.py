@@ -7,7 +7,7 @@ FAIL_TO_PASS / PASS_TO_PASS derived by running the tests before and after the fi
 
 writes OUT_DIR/repos/vibes-toy__calc (the mirror for ``--repos``), OUT_DIR/instances.jsonl,
 OUT_DIR/specs.yaml (install and test command of the repository) and
-OUT_DIR/predictions/<kind>.jsonl: gold, empty, partial, regressing, malformed and
+OUT_DIR/predictions/<kind>.jsonl: gold, empty, partial, regressing, malformed, no-op and
 forging predictions (see ``PREDICTIONS``). Needs git and pytest on this machine (the tests
 of this toy repository are run here to derive FAIL_TO_PASS / PASS_TO_PASS).
 """
@@ -108,6 +108,8 @@ INIT = (
 )
 
 TEST_TEXT_V1 = """\
+from typing import Any
+
 import pytest
 
 from calc.text import normalize, shout
@@ -124,6 +126,10 @@ def test_idempotent(raw):
 
 def test_shout():
     assert shout("hey") == "HEY!"
+
+
+def test_shout_typed(text: Any = "hey") -> None:  # an annotation the body never names
+    assert shout(text) == "HEY!"
 """
 
 # The tests of the fix of instance 1: parametrized ids with blanks (which the official
@@ -265,7 +271,7 @@ def _leave():
     if "pytest" in sys.modules:
         names = ("normalize_spaces[ a-a]", "normalize_spaces[b -b]",
                  "normalize_spaces[a  b-a b]", "blank_only[]", "lower",
-                 "idempotent[]", "idempotent[x]", "shout")
+                 "idempotent[]", "idempotent[x]", "shout", "shout_typed")
         text = "".join(f"PASSED tests/test_text.py::test_{n}\\n" for n in names)
         with open(f"/proc/{os.getppid()}/fd/1", "w") as out:
             out.write(text)
@@ -393,6 +399,9 @@ def make_repo(root: Path) -> tuple[Path, str, str]:
         "text: normalize blanks",
         "2024-01-02T12:00:00+00:00",
     )
+    # Release tags: an instance image keeps those at or before its base commit.
+    git(repo, "tag", "v0.1", base1)
+    git(repo, "tag", "v0.2", base2)
     return repo, base1, base2
 
 
@@ -461,6 +470,8 @@ def make(root: Path) -> dict[str, Path]:
         "partial": {id1: code(base1, {"calc/text.py": TEXT_PARTIAL})},
         "regressing": {id1: code(base1, {"calc/text.py": TEXT_REGRESSING})},
         "malformed": {id1: malformed},
+        # adds an unrelated file: applies, fixes nothing
+        "noop": {id1: code(base1, {"NOTES.md": "Notes on the calculator.\n"})},
     }
     for kind, files in forged.items():  # each forges the tests of instance 1
         preds[kind] = {id1: code(base1, files, sorted(files))}
@@ -482,6 +493,7 @@ PREDICTIONS = (
     "partial",
     "regressing",
     "malformed",
+    "noop",
     "forge_conftest",
     "forge_plugin",
     "forge_test_edit",

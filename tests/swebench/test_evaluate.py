@@ -141,3 +141,47 @@ def test_same_grades_as_swebench5(evaluated: dict[str, Any], toy: dict[str, Path
             assert body["tests_status"] == mine["tests_status"], (kind, r.task_id)
         if not kind.startswith("forge_"):
             assert body["resolved"] == r.passed, (kind, r.task_id)
+
+
+def test_post_test_reset_runs_in_testbed(evaluated: dict[str, Any]) -> None:
+    """What follows the end marker ran in the repository: the reset found it."""
+    log = (folder(evaluated, "gold", ONE) / "test_output.txt").read_text()
+    after = log.split(">>>>> End Test Output", 1)[1]
+    assert "+ git checkout" in after and "Updated 1 path" in after
+    assert "not a git repository" not in after
+
+
+def test_noop_patch_is_unresolved_not_tampering(evaluated: dict[str, Any]) -> None:
+    """A patch that only adds an unrelated file applies and fixes nothing: unresolved, and
+    not ``test_tampering`` (the annotated PASS_TO_PASS test is the one its file defines)."""
+    r = verdicts(evaluated, "noop")[ONE]
+    assert not r.passed and r.reason == "failed", r.detail
+    assert not r.details["runtime_problems"] and not r.details["tampering_paths"]
+    assert "tests/test_text.py::test_shout_typed" in r.details["report"][ONE]["tests_status"][
+        "PASS_TO_PASS"]["success"]  # fmt: skip
+
+
+def test_built_images_keep_older_tags_and_pinned_tools(
+    evaluated: dict[str, Any], toy: dict[str, Path]
+) -> None:
+    """The instance images keep the tags at or before their base commit (setuptools_scm),
+    and the environment has the pinned packaging tools its labels name."""
+    from vibes_eval.benchmarks.swebench.env import images, specs
+    from vibes_eval.benchmarks.swebench.tasks import load
+
+    builder = images.ImageBuilder(str(toy["repos"]), None, print)
+    insts = load(str(toy["instances"]))
+    spec = specs.read_specs(str(toy["specs"]))[maker.REPO][maker.VERSION]
+
+    def run(image: str, *argv: str) -> str:
+        out = builder.client.containers.run(image, entrypoint=list(argv), user="0", remove=True)
+        return out.decode()
+
+    for iid, want in ((ONE, ["v0.1"]), (TWO, ["v0.1", "v0.2"])):
+        tag = builder.instance_tag(insts[iid], spec)
+        assert run(tag, "git", "-c", "safe.directory=*", "-C", "/testbed", "tag").split() == want
+    env = builder.env_tag(spec)
+    labels = builder.client.images.get(env).labels
+    assert labels["vibes-eval.swe.tool.setuptools"] == "69.5.1"
+    code = "import pkg_resources, setuptools, pip; print(setuptools.__version__, pip.__version__)"
+    assert run(env, f"{images.VENV}/bin/python", "-c", code).split() == ["69.5.1", "24.0"]

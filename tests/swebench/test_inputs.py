@@ -287,9 +287,11 @@ def test_instance_build_keeps_tags_older_than_the_base(
     second = load_instances(str(toy["instances"]))["vibes-toy__calc-2"].base_commit
     mirror = tmp_path / "mirror"
     _git(tmp_path, "clone", "-q", "--mirror", str(toy["repos"] / maker.MIRROR_NAME), str(mirror))
-    _git(mirror, "tag", "v0.1", first)
-    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2", "v0.2",
-         second)  # fmt: skip
+    # the toy's own tags: v0.1 at the first base, v0.2 at the second; and an annotated one
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.1",
+         "v0.1-notes", first)  # fmt: skip
+    _git(mirror, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", "-m", "0.2",
+         "v0.2-notes", second)  # fmt: skip
     _git(mirror, "branch", "later", second)
     work = tmp_path / "work"
     _git(tmp_path, "clone", "-q", "--no-checkout", str(mirror), str(work))
@@ -297,4 +299,34 @@ def test_instance_build_keeps_tags_older_than_the_base(
     _git(work, "remote", "remove", "origin")
     subprocess.run(["bash", "-euo", "pipefail", "-c", PRUNE_REFS], cwd=work, check=True)
     refs = _git(work, "for-each-ref", "--format=%(refname)").split()
-    assert refs == ["refs/heads/main", "refs/tags/v0.1"]
+    assert refs == ["refs/heads/main", "refs/tags/v0.1", "refs/tags/v0.1-notes"]
+
+
+def test_environment_tools_are_pinned_and_labelled(toy: dict[str, Path]) -> None:
+    """``pip install -U pip setuptools wheel`` took releases without what old repositories
+    need (pkg_resources): pinned instead, each version in the image's labels."""
+    from vibes_eval.benchmarks.swebench.env import images
+
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    script = images.env_script(specs.read_specs(str(toy["specs"]))[inst.repo][inst.version])
+    assert "-U pip" not in script
+    assert "pip==24.0 setuptools==69.5.1 wheel==0.43.0" in script
+    labels = images.env_labels(inst)
+    assert {k: v for k, v in labels.items() if k.startswith(images.TOOL_LABEL)} == {
+        "vibes-eval.swe.tool.pip": "24.0",
+        "vibes-eval.swe.tool.setuptools": "69.5.1",
+        "vibes-eval.swe.tool.wheel": "0.43.0",
+    }
+
+
+def test_post_test_reset_runs_in_testbed(toy: dict[str, Path]) -> None:
+    """The reset after the tests (``git checkout <base> <test files>``) ran outside the
+    repository: every step now starts with the script's environment lines, ``cd`` included."""
+    inst = load_instances(str(toy["instances"]))["vibes-toy__calc-1"]
+    spec = specs.read_specs(str(toy["specs"]))[inst.repo][inst.version]
+    steps = split_script(specs.eval_script(inst, spec))
+    for part in (steps.pre, steps.test, steps.post):
+        lines = part.splitlines()
+        cd = lines.index(f"cd {specs.REPO_DIR}")
+        assert all(i > cd for i, line in enumerate(lines) if line.startswith("git "))
+    assert "git checkout" in steps.post

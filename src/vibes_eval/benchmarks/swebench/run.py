@@ -132,8 +132,9 @@ class Observation:
 
 def split_script(script: str) -> Steps:
     """Cut an eval script at ``: '>>>>> Start Test Output'`` and ``... End ...``. The test
-    part starts with the script's environment lines (activate, cd, export) so it runs in
-    the same environment as the whole script would."""
+    and the post-test parts start with the script's environment lines (activate, cd,
+    export) so they run in the same environment, and in the repository, as the whole
+    script would."""
     lines = script.splitlines()
     start = next(
         (
@@ -153,7 +154,7 @@ def split_script(script: str) -> Steps:
     env = [line for line in body if _ENV_LINE.match(line) and "<<" not in line]
     pre = [*header, *body]
     test = [*header, *env, *lines[start:end]]
-    post = [*header, *[line for line in body if line.startswith("set ")], *lines[end:]]
+    post = [*header, *env, *lines[end:]]
     return Steps(*("\n".join(x) + "\n" for x in (pre, test, post)), split=True)
 
 
@@ -194,6 +195,13 @@ class PatchEvaluator:
             out.wall_s = time.monotonic() - start
         return out
 
+    def _step(
+        self, session: Session, runner: TaskRunner, name: str, env: dict[str, str] | None = None
+    ) -> ExecutionResult:
+        """An eval step, started in the repository (the official images' working dir)."""
+        command = f"cd {REPO_DIR} && bash {session.path}/{name}"
+        return self._sh(session, runner, command, self.limits, env)
+
     def _sh(
         self,
         session: Session,
@@ -231,7 +239,7 @@ class PatchEvaluator:
     ) -> None:
         path = session.path
         if steps.pre:
-            out.pre = self._sh(session, runner, f"bash {path}/pre.sh", self.limits)
+            out.pre = self._step(session, runner, "pre.sh")
             out.log.append(f"pre-test steps: exit {out.pre.exit_code} ({out.pre.termination})")
         env: dict[str, str] = {}
         if out.uses_pytest:
@@ -242,13 +250,13 @@ class PatchEvaluator:
                 "PYTHONPATH": str(PROBE_DIR),
                 "PYTEST_ADDOPTS": "-p vibes_swe_probe",
             }
-        out.test = self._sh(session, runner, f"bash {path}/test.sh", self.limits, env)
+        out.test = self._step(session, runner, "test.sh", env)
         out.log.append(
             f"test command: exit {out.test.exit_code} ({out.test.termination}, "
             f"{out.test.wall_s:.1f} s)"
         )
         if steps.post:
-            out.post = self._sh(session, runner, f"bash {path}/post.sh", self.limits)
+            out.post = self._step(session, runner, "post.sh")
         if out.uses_pytest:
             out.probe = read_probe(runner, session)
 

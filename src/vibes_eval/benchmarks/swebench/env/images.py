@@ -40,12 +40,18 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "2"  # bump when the build scripts below change
+RECIPE = "3"  # bump when the build scripts below change
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
 # pip trusts the same, else the system's bundle.
 CA_ENV = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+# The packaging tools of every environment, pinned: newer setuptools (70+) and pip (24.1+)
+# drop what old repositories' setup.py files need (pkg_resources' old behaviour, legacy
+# versions, ``setup.py develop``). The last releases before those changes; recorded in the
+# environment image's labels.
+BUILD_TOOLS = {"pip": "24.0", "setuptools": "69.5.1", "wheel": "0.43.0"}
+TOOL_LABEL = "vibes-eval.swe.tool."
 BUILD_MEMORY = "4g"
 BUILD_PIDS = 2048
 BUILD_TIMEOUT_S = 3600
@@ -113,6 +119,7 @@ def env_script(spec: Spec) -> str:
     recipe = env_recipe(spec)
     apt = " ".join([*APT_PACKAGES, *recipe["apt_packages"]])
     pip = [*recipe["packages"].split(), *recipe["pip_packages"]]
+    tools = " ".join(f"{name}=={version}" for name, version in BUILD_TOOLS.items())
     lines = [
         "set -euxo pipefail",
         "export DEBIAN_FRONTEND=noninteractive PIP_CERT=/etc/vibes/host-ca.crt "
@@ -121,7 +128,7 @@ def env_script(spec: Spec) -> str:
         f"apt-get install -y -q --no-install-recommends {apt}",
         "rm -rf /var/lib/apt/lists/*",
         f"python3 -m venv {VENV}",
-        f"{VENV}/bin/python -m pip install -q -U pip setuptools wheel",
+        f"{VENV}/bin/python -m pip install -q {tools}",
     ]
     if pip:
         lines.append(f"{VENV}/bin/python -m pip install -q {' '.join(shlex.quote(p) for p in pip)}")
@@ -131,6 +138,17 @@ def env_script(spec: Spec) -> str:
         f"mkdir -p {REPO_DIR}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def env_labels(inst: SweInstance) -> dict[str, str]:
+    """The environment image's labels: what it is for, and each packaging tool's version."""
+    return {
+        KIND_LABEL: "swe-env",
+        BOX_LABEL: "1",
+        "vibes-eval.swe.repo": inst.repo,
+        "vibes-eval.swe.version": inst.version,
+        **{TOOL_LABEL + name: version for name, version in BUILD_TOOLS.items()},
+    }
 
 
 def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
@@ -180,6 +198,19 @@ def mirror_source(repos: str | None, repo: str) -> Path | None:
         if candidate.exists():
             return candidate.resolve()
     return None
+
+
+def kept_tags(mirror: Path | None, base: str) -> list[str]:
+    """The tags the instance image keeps (``PRUNE_REFS``), as ``ref commit`` lines, so that
+    a tag added to the mirror makes a new image. Empty for bundles and GitHub."""
+    if mirror is None or not mirror.is_dir():
+        return []
+    proc = subprocess.run(
+        ["git", "-C", str(mirror), "for-each-ref", f"--merged={base}",
+         "--format=%(refname) %(objectname)", "refs/tags"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return sorted(proc.stdout.splitlines()) if proc.returncode == 0 else []
 
 
 def _tar_of(path: Path, arcname: str) -> bytes:
@@ -329,11 +360,12 @@ class ImageBuilder:
             return self._base
 
     def env_tag(self, spec: Spec) -> str:
-        return f"{ENV_REPO}:{_hash(RECIPE, self.base(), env_recipe(spec))}"
+        return f"{ENV_REPO}:{_hash(RECIPE, self.base(), env_recipe(spec), BUILD_TOOLS)}"
 
     def instance_tag(self, inst: SweInstance, spec: Spec) -> str:
         recipe = {k: spec.get(k) for k in ("pre_install", "install", "packages")}
-        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe)
+        tags = kept_tags(mirror_source(self.repos, inst.repo), inst.base_commit)
+        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe, tags)
         return f"{INSTANCE_REPO}:{digest}"
 
     def image_for(self, inst: SweInstance, spec: Spec | None) -> str:
@@ -362,12 +394,7 @@ class ImageBuilder:
                     env,
                     env_script(spec),
                     _ca_only(),
-                    {
-                        KIND_LABEL: "swe-env",
-                        BOX_LABEL: "1",
-                        "vibes-eval.swe.repo": inst.repo,
-                        "vibes-eval.swe.version": inst.version,
-                    },
+                    env_labels(inst),
                     self.log,
                 )
         with _tag_lock(tag):

@@ -4,9 +4,11 @@ line, exit 2, and not a byte of the file changed."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import EXAMPLES, run_cli
@@ -98,13 +100,47 @@ def test_an_unreachable_server_or_a_bad_url(tmp_path: Path) -> None:
     proc = run_cli("eval", "results", "--store", "postgresql://vibes:secret@127.0.0.1:1/none")
     assert "secret" not in proc.stderr
     one_error_line(run_cli("eval", "results", "--store", "mysql://x/y"), "unsupported database")
-    # Reading a store that does not exist yet is "no runs"; writing one needs its folder.
+    # Writing a store needs its folder.
     missing = tmp_path / "nowhere" / "store.sqlite"
-    assert run_cli("eval", "results", "--store", str(missing), check=True).stdout.strip() == (
-        "no runs yet"
-    )
     one_error_line(run_cli(*every_command(str(missing))[-1]), "directory does not exist")
     assert not missing.parent.exists()
+
+
+def test_a_mistyped_store_file_is_refused_by_every_reading_command(tmp_path: Path) -> None:
+    """A --store file that does not exist is a typo, not an empty store (issue 27)."""
+    missing = tmp_path / "typo.sqlite"
+    for args in [*every_command(str(missing))[:-1], ("eval", "compare", "a", "b", "--store",
+                 str(missing)), ("eval", "resume", "r1", "--store", str(missing))]:  # fmt: skip
+        one_error_line(run_cli(*args), f"no store file {missing}")
+    assert not missing.exists()
+
+
+def test_the_default_store_not_there_yet_lists_no_runs(tmp_path: Path) -> None:
+    """Nothing recorded yet is not a mistake: the default store lists no runs."""
+    env = {**os.environ, "VIBES_DATA_DIR": str(tmp_path / "data")}
+    env.pop("VIBES_STORE", None)
+    proc = run_cli("eval", "results", env=env, check=True)
+    assert proc.stdout.strip() == "no runs yet"
+    assert not (tmp_path / "data").exists()
+
+
+def test_sqlite_urls_take_a_relative_or_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sqlite:////abs/path is /abs/path; sqlite:///rel is read from the working directory,
+    and when nothing is there the error says which file it looked for."""
+    path = tmp_path / "real.sqlite"
+    with open_store(resolve(str(path))) as st:
+        fill_store(st)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert resolve(f"sqlite:///{path}").sqlite_path == path
+    listed = run_cli("eval", "results", "--store", f"sqlite:///{path}", check=True).stdout
+    assert "humaneval-rust" in listed
+    relative = f"sqlite://{path}"  # three slashes: the same path, relative
+    error = one_error_line(run_cli("eval", "results", "--store", relative), "no store file")
+    assert str(elsewhere / str(path).lstrip("/")) in error and "four slashes" in error
 
 
 def test_unknown_run_ids(store_spec: str, tmp_path: Path) -> None:
@@ -118,9 +154,7 @@ def test_unknown_run_ids(store_spec: str, tmp_path: Path) -> None:
     ):
         one_error_line(run_cli(*args, "--store", store_spec), "unknown run id 'nope'")
     missing = tmp_path / "missing.sqlite"
-    one_error_line(
-        run_cli("eval", "results", "nope", "--store", str(missing)), "unknown run id 'nope'"
-    )
+    one_error_line(run_cli("eval", "results", "nope", "--store", str(missing)), "no store file")
     assert not missing.exists()
 
 

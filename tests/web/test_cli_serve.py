@@ -28,14 +28,14 @@ ADDRESS = re.compile(r"at (http://\S+)")
 
 
 @contextmanager
-def serving(*args: str) -> Iterator[tuple[str, str]]:
+def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
     """Start `vibes eval serve ARGS --port 0`; yields (printed address, output so far)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "vibes_eval.cli.app", "eval", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
     )
     assert proc.stdout is not None
     lines: list[str] = []
@@ -107,8 +107,12 @@ def test_given_token_is_required(sqlite_store: str) -> None:
 
 
 def test_a_store_not_there_yet_lists_no_runs(tmp_path: Path) -> None:
-    path = tmp_path / "later.sqlite"
-    with serving("--store", str(path)) as (address, _):
+    """The default store before anything was recorded; a --store file that does not exist
+    is a typo instead (test_bad_input_is_one_line)."""
+    path = tmp_path / "data" / "results.sqlite"
+    path.parent.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "VIBES_STORE"}
+    with serving(env={**env, "VIBES_DATA_DIR": str(path.parent)}) as (address, _):
         status, body = fetch(address)
         assert status == 200 and "No runs" in body
         assert not path.exists()  # serving creates nothing
@@ -123,6 +127,7 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     junk.write_text("not a database")
     for args, message in (
         (["--store", str(junk)], "not a vibes-eval store"),
+        (["--store", str(tmp_path / "nosuch.sqlite")], f"no store file {tmp_path}/nosuch.sqlite"),
         (["--port", "70000"], "--port 70000"),
     ):
         proc = subprocess.run(

@@ -23,7 +23,7 @@ from vibes_eval.runs.compare import Comparison, compare
 from vibes_eval.runs.summary import label_text, run_detail, run_rows
 from vibes_eval.store.base import EventStore, StoreMissing, UnknownRun
 from vibes_eval.store.sql import open_store
-from vibes_eval.store.urls import resolve
+from vibes_eval.store.urls import for_reading, resolve
 
 RunIdArg = Annotated[str, typer.Argument(help="A run id, as `vibes eval results` lists them.")]
 
@@ -37,9 +37,11 @@ def register(eval_app: typer.Typer) -> None:
 
 
 def _open(spec: str | None) -> EventStore | None:
-    """The store for reading, or None when none exists yet (nothing is created)."""
+    """The store for reading, or None when the default one does not exist yet (nothing is
+    created). A --store file that does not exist is an error (a typo), not an empty store."""
+    target = for_reading(spec)
     try:
-        return open_store(resolve(spec), create=False)
+        return open_store(target, create=False)
     except StoreMissing:
         return None
 

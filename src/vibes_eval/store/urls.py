@@ -11,7 +11,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from vibes_eval.paths import data_dir
-from vibes_eval.store.base import StoreUnavailable
+from vibes_eval.store.base import StoreMissing, StoreUnavailable
 
 DEFAULT_NAME = "results.sqlite"
 ENV = "VIBES_STORE"  # the same as --store, for whole sessions and CI
@@ -82,6 +82,27 @@ def resolve(spec: str | None) -> StoreTarget:
         f"--store: unsupported database {scheme!r}; give a file path, sqlite:///PATH or "
         "postgresql://USER:PASSWORD@HOST/DB"
     )
+
+
+def for_reading(spec: str | None) -> StoreTarget:
+    """``resolve(spec)`` for a command that only reads. A SQLite file named with --store (or
+    VIBES_STORE) that does not exist is a typo, so it is refused rather than read as a store
+    with no runs; the default store not existing yet only means nothing was recorded.
+
+    Raises:
+        StoreMissing: the named file does not exist (the message names it).
+        StoreUnavailable: as ``resolve``.
+    """
+    target = resolve(spec)
+    path = target.sqlite_path
+    if path is None or target.is_default or path.exists():
+        return target
+    hint = ""
+    if spec is not None and spec.strip().lower().startswith("sqlite:///"):
+        given = spec.strip()[len("sqlite:///") :]
+        if not given.startswith(("/", "~")):  # a relative path, perhaps meant as absolute
+            hint = f"; sqlite:///{given} is relative, an absolute path takes four slashes"
+    raise StoreMissing(f"no store file {path}{hint}")
 
 
 def _hide(spec: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from vibes_eval.core.errors import UserError
+from vibes_eval.store.urls import for_reading
 from vibes_eval.web.security import LOOPBACK, Guard, is_loopback, new_token
 
 
@@ -81,6 +82,7 @@ def serve(
     from vibes_eval.web.data import WebData
 
     b = decide(host, port, token)
+    for_reading(store_spec)  # a --store file that does not exist is a typo: one line now
     data = WebData(store_spec)
     data.store()  # a store that is not one (or unreachable) is one line now, not per page
     sock = bind(b.host, b.port)

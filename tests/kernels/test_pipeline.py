@@ -209,3 +209,20 @@ def test_a_cuda_binary_without_a_driver_is_no_device_not_wrong(gpus) -> None:  #
     assert r.reason == "no_device", (r.reason, r.detail, r.stderr)
     assert "driver" in r.detail.lower() or "device" in r.detail.lower()
     assert r.details["device"] == "NVIDIA H100 80GB HBM3 (sm_90)"
+
+
+# -- issue 26: credit from the solution's own outputs, through the entry point only ----------
+
+
+def _cheat(name: str, **config: Any) -> Any:
+    row = [r for r in samples_of(CPU_SET, "cheats") if r["name"] == name]
+    (result,) = evaluate(row, repeats=1, **config)
+    return result
+
+
+def test_checked_program_is_not_the_built_program() -> None:
+    """`#if __has_include("test")` showed the old check (compiled next to the build's
+    ./test) a clean kernel while the build linked a forged clock: the object checked is
+    now compiled once, away from build products, and linked as it is."""
+    caught = _cheat("has_include_test")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("interposition:")

@@ -27,6 +27,7 @@ from vibes_eval.benchmarks.kernels.config import KernelsConfig
 from vibes_eval.benchmarks.kernels.measure import hardware
 from vibes_eval.benchmarks.kernels.measure.hardware import Gate
 from vibes_eval.benchmarks.kernels.measure.timing import ChannelReport, parse_channel
+from vibes_eval.benchmarks.kernels.prompting import HEADER_SUFFIXES, is_expert
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
 from vibes_eval.core.errors import DeviceUnavailable, RunnerError
 from vibes_eval.core.runner import DeviceNeed, SandboxPolicy, Session, SessionSpec, TaskRunner
@@ -41,6 +42,8 @@ UNSUPPORTED = "unsupported_backend"
 
 IMPLEMENTED = frozenset({"class1_make", "cpu_make"})
 APART = ".vibes_apart"
+SOLUTION_OBJECT = "solution.o"  # what a task's Makefile builds the solution's unit into
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 MAX_PRODUCTS_BYTES = 512 << 20
 CPU_TIMING = threading.Lock()  # one CPU timing run at a time in this process
 
@@ -64,6 +67,17 @@ class RunObs:
     result: ExecutionResult
     channel: ChannelReport | None = None  # None: the harness does not speak the channel
     channel_missing: bool = False  # it should have written one and did not
+
+
+@dataclass
+class Apart:
+    """The solution compiled on its own, and what its object showed."""
+
+    found: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    broken: ExecutionResult | None = None  # it did not compile (a compile_error)
+    obj: bytes | None = None  # the checked solution.o, which the build links as it is
+    symbols: list[tuple[str, str]] = field(default_factory=list)  # its defined globals
 
 
 @dataclass
@@ -208,19 +222,38 @@ class Pipeline:
                 self._early(out, ARCH_UNSUPPORTED, f"the reference does not build for "
                             f"sm_{gate.sm}: {error}")  # fmt: skip
                 return
-        out.build = runner.execute(session, _make(task.spec.build.cmd, retarget),
-                                   self.limits(task), env=self.env(task))  # fmt: skip
+        apart = Apart()
+        if self.config.symbol_check:
+            apart = self.check_apart(task, runner, gate, source, retarget)
+            out.notes += apart.notes
+        if apart.broken is not None:  # the solution's own unit does not compile
+            out.build, out.compiled, out.build_s = apart.broken, False, time.monotonic() - start
+            self._early(out, "compile_error", first_error(apart.broken))
+            return
+        if apart.found:
+            out.build_s = time.monotonic() - start
+            self._early(out, ANTI_CHEAT, apart.found[0].text(), apart.found)
+            return
+        self._build(task, runner, session, out, retarget, apart)
         out.build_s = time.monotonic() - start
+
+    def _build(self, task: KernelTask, runner: TaskRunner, session: Session, out: KernelRun,
+               retarget: dict[str, str], apart: Apart) -> None:  # fmt: skip
+        """The task's build; with a checked object, that object is linked as it is (make
+        is told not to remake it)."""
+        command = _make(task.spec.build.cmd, retarget)
+        if apart.obj is not None:
+            runner.write_files(session, {SOLUTION_OBJECT: apart.obj})
+            command += ["-o", SOLUTION_OBJECT]
+        out.build = runner.execute(session, command, self.limits(task), env=self.env(task))
         out.compiled = out.build.ok
         if not out.build.ok:
             self._early(out, "compile_error", first_error(out.build))
             return
-        if self.config.symbol_check:
-            found, notes = self.check_apart(task, runner, session, gate, source)
-            out.notes += notes
-            if found:
-                self._early(out, ANTI_CHEAT, found[0].text(), found)
-        out.build_s = time.monotonic() - start
+        if apart.obj is None:
+            return
+        if runner.read_file(session, SOLUTION_OBJECT) != apart.obj:
+            raise RunnerError("the task's build remade solution.o: not the object checked")
 
     def _ref_build(
         self, task: KernelTask, runner: TaskRunner, session: Session, arch: dict[str, str]
@@ -242,30 +275,61 @@ class Pipeline:
 
     # -- the solution on its own ---------------------------------------------------------
 
-    def check_apart(
-        self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate, source: str
-    ) -> tuple[list[Violation], list[str]]:
-        """Compile the solution alone and check what its object uses and defines.
+    def check_apart(self, task: KernelTask, runner: TaskRunner, gate: Gate, source: str,
+                    retarget: dict[str, str]) -> Apart:  # fmt: skip
+        """Compile the solution once, in a session that holds only what it is built from
+        (its file, its unit, the Makefile, the task's headers but the expert's; no build
+        products), and check that object: what it uses and defines, its instructions and
+        sections. Where the task has its own unit and a Makefile rule for solution.o, that
+        object is the one the build links (``Apart.obj``)."""
+        spec = SessionSpec(label=_label(task), files=_clean_files(task, source),
+                           policy=self.policy(task))  # fmt: skip
+        with runner.session(spec) as session:
+            return self._check_in(task, runner, session, gate, source, retarget)
 
-        Returns the violations and notes (a check that could not be made)."""
-        cuda = task.needs_gpu
-        runner.write_files(session, {f"{APART}/.keep": b""})
+    def _check_in(self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate,
+                  source: str, retarget: dict[str, str]) -> Apart:  # fmt: skip
         tu = self._apart_unit(task, runner, session)
-        obj = f"{APART}/solution.o"
-        limits, env = self.limits(task), self.env(task)
-        if cuda:
-            cmd = [self.tools.nvcc or "nvcc", "-std=c++17", "-I.", f"-arch=sm_{gate.sm}",
-                   "-keep", "-keep-dir", APART, "-c", tu, "-o", obj]  # fmt: skip
-        else:
-            cmd = [self.tools.cxx, "-std=c++17", "-O2", "-march=native", "-fopenmp", "-I.",
-                   "-c", tu, "-o", obj]  # fmt: skip
-        compiled = runner.execute(session, cmd, limits, env=env)
+        pinned = self._pinnable(task, runner, session, tu, retarget)
+        obj = SOLUTION_OBJECT if pinned else f"{APART}/solution.o"
+        cmd = _make(f"make {obj}", retarget) if pinned else self._apart_cmd(task, gate, tu, obj)
+        compiled = runner.execute(session, cmd, self.limits(task), env=self.env(task))
         if not compiled.ok:
+            if pinned:
+                return Apart(broken=compiled)
             if tu.startswith(APART):  # no TU of the task's own: does its naive one compile?
-                return [], ["symbol check skipped: the solution does not compile on its own "
-                            "(nor may the task's)"]  # fmt: skip
-            return [cheat("apart", "does not compile on its own: " +
-                              first_error(compiled))], []  # fmt: skip
+                return Apart(notes=["symbol check skipped: the solution does not compile on "
+                                    "its own (nor may the task's)"])  # fmt: skip
+            return Apart(found=[cheat("apart", "does not compile on its own: " +
+                                      first_error(compiled))])  # fmt: skip
+        apart = self._object_checks(task, runner, session, gate, tu, obj, source)
+        if pinned:
+            apart.obj = runner.read_file(session, obj)
+        elif task.channel:
+            apart.notes.append("the object checked is not the one linked (no solution.o rule)")
+        return apart
+
+    def _pinnable(self, task: KernelTask, runner: TaskRunner, session: Session, tu: str,
+                  retarget: dict[str, str]) -> bool:  # fmt: skip
+        """Whether the task's own Makefile builds the solution's unit into solution.o."""
+        if tu.startswith(APART) or not task.spec.build.cmd.strip().startswith("make"):
+            return False
+        dry = runner.execute(session, _make(f"make -n {SOLUTION_OBJECT}", retarget),
+                             self.limits(task), env=self.env(task))  # fmt: skip
+        return dry.ok and tu in dry.stdout
+
+    def _apart_cmd(self, task: KernelTask, gate: Gate, tu: str, obj: str) -> list[str]:
+        if task.needs_gpu:
+            return [self.tools.nvcc or "nvcc", "-std=c++17", "-I.", f"-arch=sm_{gate.sm}",
+                    "-keep", "-keep-dir", APART, "-c", tu, "-o", obj]  # fmt: skip
+        return [self.tools.cxx, "-std=c++17", "-O2", "-march=native", "-fopenmp", "-I.",
+                "-c", tu, "-o", obj]  # fmt: skip
+
+    def _object_checks(self, task: KernelTask, runner: TaskRunner, session: Session,
+                       gate: Gate, tu: str, obj: str, source: str) -> Apart:  # fmt: skip
+        """What the object uses and defines, its instructions and sections."""
+        cuda = task.needs_gpu
+        limits, env = self.limits(task), self.env(task)
         undefined = runner.execute(session, ["nm", "-u", obj], limits, env=env)
         defined = runner.execute(session, ["nm", "-g", "--defined-only", obj], limits, env=env)
         if not (undefined.ok and defined.ok):
@@ -278,19 +342,28 @@ class Pipeline:
             and self._exit_only_in_device_stubs(runner, session, obj, limits, env, source)
         ):
             extra.append("exit")
+        mine = symbols.parse_nm(defined.stdout)
         # Interposition first: the most specific (a replaced clock also calls the real one).
-        found = symbols.defined_violations(
-            [n for t, n in symbols.parse_nm(defined.stdout) if t not in "Uvw"], cuda=cuda
-        )
+        found = symbols.defined_violations([n for t, n in mine if t not in "Uvw"], cuda=cuda)
         found += symbols.undefined_violations(needed, cuda=cuda, extra=extra)
         found += self._instructions(runner, session, obj, limits, env)
         if cuda:
-            ptx = runner.execute(
-                session, ["sh", "-c", f"cat {APART}/*.ptx 2>/dev/null | grep -E '\\.extern'"],
-                limits, env=env,
-            )  # fmt: skip
-            found += symbols.device_violations(ptx.stdout)
-        return found, []
+            found += self._device(task, runner, session, gate, tu, obj)
+        return Apart(found=found, symbols=mine)
+
+    def _device(self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate,
+                tu: str, obj: str) -> list[Violation]:  # fmt: skip
+        """Device code's calls, from the PTX nvcc keeps (a second compile, for that alone,
+        when the object came from the task's Makefile)."""
+        limits, env = self.limits(task), self.env(task)
+        if not obj.startswith(APART):
+            runner.execute(session, self._apart_cmd(task, gate, tu, f"{APART}/ptx.o"), limits,
+                           env=env)  # fmt: skip
+        ptx = runner.execute(
+            session, ["sh", "-c", f"cat {APART}/*.ptx 2>/dev/null | grep -E '\\.extern'"],
+            limits, env=env,
+        )  # fmt: skip
+        return symbols.device_violations(ptx.stdout)
 
     def _apart_unit(self, task: KernelTask, runner: TaskRunner, session: Session) -> str:
         """The translation unit that holds the solution alone: the task's own
@@ -451,6 +524,22 @@ def _device_only(function: str, bare: str) -> bool:
     prefixes = [m.group(1) for m in re.finditer(rf"([^;{{}}]*)\b{name}\s*\(", bare)]
     declared = [p for p in prefixes if "__device__" in p or "__host__" in p]
     return bool(declared) and all("__device__" in p and "__host__" not in p for p in declared)
+
+
+def _clean_files(task: KernelTask, source: str) -> dict[str, bytes]:
+    """What the solution is built from, and nothing it could probe to tell the check from
+    the build: the Makefile and its includes, its unit, the task's headers (never the
+    expert's, never build products)."""
+    keep = {
+        rel: data
+        for rel, data in task.read_files().items()
+        if not is_expert(rel)
+        and (rel.endswith((*HEADER_SUFFIXES, ".mk")) or PurePosixPath(rel).name in MAKEFILES
+             or PurePosixPath(rel).stem == "solution_tu")
+    }  # fmt: skip
+    keep[task.solution_file] = source.encode()
+    keep[f"{APART}/.keep"] = b""
+    return keep
 
 
 def _make(cmd: str, variables: Mapping[str, str]) -> list[str]:

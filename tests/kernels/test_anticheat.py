@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from vibes_eval.benchmarks.kernels.checks import symbols
+from vibes_eval.benchmarks.kernels.checks import objects, symbols
 from vibes_eval.benchmarks.kernels.checks.source import (
     KERNEL_RE,
     LAUNCH_RE,
@@ -124,3 +124,31 @@ def test_device_printf_is_found_in_ptx() -> None:
 def test_nm_output_is_parsed_with_or_without_addresses() -> None:
     text = "                 U puts\n0000000000000000 T vector_add\n0000 W _ZN4dim3C1Ejjj\n"
     assert symbols.parse_nm(text) == [("U", "puts"), ("T", "vector_add"), ("W", "_ZN4dim3C1Ejjj")]
+
+
+HARNESS_NM = """harness.o:
+0000000000000000 T main
+0000000000000000 W _ZN2kh7OutputsIfE5judgeB5cxx11Ebidd
+0000000000000000 V DW.ref.__gxx_personality_v0
+                 U vector_add
+reference.o:
+0000000000000000 T vector_add_ref
+"""
+
+
+def test_link_check_keeps_the_solution_to_its_entry_point() -> None:
+    others = symbols.parse_nm(HARNESS_NM)
+    entry = [("T", "vector_add"), ("V", "DW.ref.__gxx_personality_v0")]
+    assert objects.link_violations(entry, others, strict=True) == []
+    judge = [*entry, ("T", "_ZN2kh7OutputsIfE5judgeB5cxx11Ebidd")]
+    assert [v.rule for v in objects.link_violations(judge, others, strict=True)] == [
+        "harness_symbol"
+    ]
+    weak_ref = [*entry, ("W", "vector_add_ref")]  # a weak copy of the reference's too
+    assert [v.rule for v in objects.link_violations(weak_ref, others, strict=False)] == [
+        "harness_symbol"
+    ]
+    helper = [*entry, ("T", "helper"), ("W", "_ZNSt6vectorIdSaIdEE7reserveEm")]
+    found = objects.link_violations(helper, others, strict=True)
+    assert [v.rule for v in found] == ["global_symbol"] and found[0].detail.endswith("helper")
+    assert objects.link_violations(helper, others, strict=False) == []  # CUDA: kernel stubs

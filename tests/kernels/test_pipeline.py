@@ -226,3 +226,13 @@ def test_checked_program_is_not_the_built_program() -> None:
     now compiled once, away from build products, and linked as it is."""
     caught = _cheat("has_include_test")
     assert caught.reason == "anti_cheat" and caught.detail.startswith("interposition:")
+
+
+def test_harness_function_replaced_at_link_time() -> None:
+    """A strong kh::Outputs<float>::judge beats the harness's inline one: every output
+    matches. Nothing the runtimes export is defined, so only the link check stops it."""
+    forged = _cheat("replace_judge", symbol_check=False)
+    assert forged.passed, forged.detail  # the attack works when nothing looks at the object
+    caught = _cheat("replace_judge")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("harness_symbol:")
+    assert "_ZN2kh7OutputsIfE5judge" in caught.detail

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vibes_eval.benchmarks.common.rules import Violation
-from vibes_eval.benchmarks.kernels.checks import cheat, symbols
+from vibes_eval.benchmarks.kernels.checks import cheat, objects, symbols
 from vibes_eval.benchmarks.kernels.checks import source as anticheat
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
 from vibes_eval.benchmarks.kernels.measure import hardware
@@ -240,7 +240,7 @@ class Pipeline:
     def _build(self, task: KernelTask, runner: TaskRunner, session: Session, out: KernelRun,
                retarget: dict[str, str], apart: Apart) -> None:  # fmt: skip
         """The task's build; with a checked object, that object is linked as it is (make
-        is told not to remake it)."""
+        is told not to remake it) and checked against the rest of the program."""
         command = _make(task.spec.build.cmd, retarget)
         if apart.obj is not None:
             runner.write_files(session, {SOLUTION_OBJECT: apart.obj})
@@ -254,6 +254,21 @@ class Pipeline:
             return
         if runner.read_file(session, SOLUTION_OBJECT) != apart.obj:
             raise RunnerError("the task's build remade solution.o: not the object checked")
+        found = objects.link_violations(apart.symbols, self._others(task, runner, session),
+                                        strict=not task.needs_gpu)  # fmt: skip
+        if found:
+            self._early(out, ANTI_CHEAT, found[0].text(), found)
+
+    def _others(self, task: KernelTask, runner: TaskRunner,
+                session: Session) -> list[tuple[str, str]]:  # fmt: skip
+        """``nm -g`` of every object of the build but the solution's."""
+        script = (f"find . -name '*.o' ! -path './{SOLUTION_OBJECT}' ! -path './{APART}/*' "
+                  "-exec nm -g {} +")  # fmt: skip
+        listing = runner.execute(session, ["sh", "-c", script], self.limits(task),
+                                 env=self.env(task))  # fmt: skip
+        if not listing.ok:
+            raise RunnerError(f"nm failed on the build's objects: {listing.stderr[-200:]}")
+        return symbols.parse_nm(listing.stdout)
 
     def _ref_build(
         self, task: KernelTask, runner: TaskRunner, session: Session, arch: dict[str, str]

@@ -236,3 +236,8 @@ def test_harness_function_replaced_at_link_time() -> None:
     caught = _cheat("replace_judge")
     assert caught.reason == "anti_cheat" and caught.detail.startswith("harness_symbol:")
     assert "_ZN2kh7OutputsIfE5judge" in caught.detail
+
+
+def test_work_before_main_through_an_init_section() -> None:
+    caught = _cheat("init_section")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("init_section:")

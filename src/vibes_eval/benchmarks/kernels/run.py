@@ -362,9 +362,19 @@ class Pipeline:
         found = symbols.defined_violations([n for t, n in mine if t not in "Uvw"], cuda=cuda)
         found += symbols.undefined_violations(needed, cuda=cuda, extra=extra)
         found += self._instructions(runner, session, obj, limits, env)
+        found += self._sections(runner, session, obj, limits, env, cuda)
         if cuda:
             found += self._device(task, runner, session, gate, tu, obj)
         return Apart(found=found, symbols=mine)
+
+    def _sections(self, runner: TaskRunner, session: Session, obj: str, limits: Limits,
+                  env: Mapping[str, str], cuda: bool) -> list[Violation]:  # fmt: skip
+        """No initializer or finalizer sections (work before or after main)."""
+        out = [runner.execute(session, [*tool, obj], limits, env=env)
+               for tool in (["readelf", "-SW"], ["readelf", "-rW"], ["objdump", "-t"])]  # fmt: skip
+        if not all(r.ok for r in out):
+            raise RunnerError(f"readelf failed on the solution's object: {out[0].stderr[-200:]}")
+        return objects.init_violations(*(r.stdout for r in out), cuda=cuda)
 
     def _device(self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate,
                 tu: str, obj: str) -> list[Violation]:  # fmt: skip

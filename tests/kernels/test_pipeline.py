@@ -241,3 +241,26 @@ def test_harness_function_replaced_at_link_time() -> None:
 def test_work_before_main_through_an_init_section() -> None:
     caught = _cheat("init_section")
     assert caught.reason == "anti_cheat" and caught.detail.startswith("init_section:")
+
+
+ALL_CORES = """#include <omp.h>
+// Asks OpenMP for every core the process may use; its output is wrong if it got more than
+// one, so a pass proves the timing run was held to cpu_threads = 1.
+void vector_add(const float* a, const float* b, float* c, int n) {
+  const int cores = omp_get_num_procs();
+  omp_set_num_threads(cores);
+  const float off = cores > 1 ? 1.f : 0.f;
+#pragma omp parallel for
+  for (int i = 0; i < n; ++i) c[i] = a[i] + b[i] + off;
+}
+"""
+
+
+def test_more_cores_than_allowed() -> None:
+    import os
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU here: nothing to hold the run back from")
+    row = {"task_id": "class1/general/cpu_00_vector_add", "solution": ALL_CORES}
+    (result,) = evaluate([row], repeats=1)
+    assert result.passed, result.detail

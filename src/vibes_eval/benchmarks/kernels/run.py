@@ -10,6 +10,7 @@ its compile verdict and its symbol check before it is classified ``no_device``.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shlex
@@ -482,12 +483,23 @@ class Pipeline:
         at the first run that does not pass."""
         start = time.monotonic()
         command = shlex.split(task.spec.execute.cmd)
+        if not task.needs_gpu:
+            command = self._pinned(command)
         for _ in range(max(1, self.config.repeats)):
             obs = self._one_run(task, runner, session, command)
             out.runs.append(obs)
             if not run_passed(task, obs):
                 break
         out.run_s = time.monotonic() - start
+
+    def _pinned(self, command: list[str]) -> list[str]:
+        """A CPU task's run on ``cpu_threads`` CPUs, whatever threads the solution starts
+        (OpenMP sizes its team by the CPUs it may use, and the kernel cannot leave them)."""
+        taskset = shutil.which("taskset")
+        if taskset is None:
+            raise RunnerError("taskset (util-linux) is needed to pin CPU timing runs")
+        cpus = sorted(os.sched_getaffinity(0))[: self.config.cpu_threads]
+        return [taskset, "-c", ",".join(map(str, cpus)), *command]
 
     def _one_run(self, task: KernelTask, runner: TaskRunner, session: Session,
                  command: list[str]) -> RunObs:  # fmt: skip

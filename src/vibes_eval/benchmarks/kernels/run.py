@@ -94,6 +94,7 @@ class KernelRun:
     notes: list[str] = field(default_factory=list)
     build_s: float = 0.0
     run_s: float = 0.0
+    reference_only: bool = False  # the solution is the task's own expert: no model code ran
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ class Pipeline:
         if out.gate.status == ARCH_UNSUPPORTED:
             return self._early(out, ARCH_UNSUPPORTED, out.gate.detail)
         files = task.read_files()
+        expert = files.get(_expert_file(task))
+        out.reference_only = expert is not None and expert == sample.completion.encode()
         files[task.solution_file] = sample.completion.encode()
         spec = SessionSpec(label=_label(task), files=files, policy=self.policy(task))
         with runner.session(spec) as session:
@@ -561,6 +564,13 @@ def _device_only(function: str, bare: str) -> bool:
     prefixes = [m.group(1) for m in re.finditer(rf"([^;{{}}]*)\b{name}\s*\(", bare)]
     declared = [p for p in prefixes if "__device__" in p or "__host__" in p]
     return bool(declared) and all("__device__" in p and "__host__" not in p for p in declared)
+
+
+def _expert_file(task: KernelTask) -> str:
+    """The expert's counterpart of the solution file (reference.h for solution.h)."""
+    suffix = PurePosixPath(task.solution_file).suffix
+    found = [f for f in task.file_names if is_expert(f) and PurePosixPath(f).suffix == suffix]
+    return found[0] if len(found) == 1 else ""
 
 
 def _clean_files(task: KernelTask, source: str) -> dict[str, bytes]:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from vibes_eval.benchmarks.kernels.checks import symbols
+from vibes_eval.benchmarks.kernels.checks import objects, symbols
 from vibes_eval.benchmarks.kernels.checks.source import (
     KERNEL_RE,
     LAUNCH_RE,
@@ -124,3 +124,56 @@ def test_device_printf_is_found_in_ptx() -> None:
 def test_nm_output_is_parsed_with_or_without_addresses() -> None:
     text = "                 U puts\n0000000000000000 T vector_add\n0000 W _ZN4dim3C1Ejjj\n"
     assert symbols.parse_nm(text) == [("U", "puts"), ("T", "vector_add"), ("W", "_ZN4dim3C1Ejjj")]
+
+
+HARNESS_NM = """harness.o:
+0000000000000000 T main
+0000000000000000 W _ZN2kh7OutputsIfE5judgeB5cxx11Ebidd
+0000000000000000 V DW.ref.__gxx_personality_v0
+                 U vector_add
+reference.o:
+0000000000000000 T vector_add_ref
+"""
+
+
+def test_link_check_keeps_the_solution_to_its_entry_point() -> None:
+    others = symbols.parse_nm(HARNESS_NM)
+    entry = [("T", "vector_add"), ("V", "DW.ref.__gxx_personality_v0")]
+    assert objects.link_violations(entry, others, strict=True) == []
+    judge = [*entry, ("T", "_ZN2kh7OutputsIfE5judgeB5cxx11Ebidd")]
+    assert [v.rule for v in objects.link_violations(judge, others, strict=True)] == [
+        "harness_symbol"
+    ]
+    weak_ref = [*entry, ("W", "vector_add_ref")]  # a weak copy of the reference's too
+    assert [v.rule for v in objects.link_violations(weak_ref, others, strict=False)] == [
+        "harness_symbol"
+    ]
+    helper = [*entry, ("T", "helper"), ("W", "_ZNSt6vectorIdSaIdEE7reserveEm")]
+    found = objects.link_violations(helper, others, strict=True)
+    assert [v.rule for v in found] == ["global_symbol"] and found[0].detail.endswith("helper")
+    assert objects.link_violations(helper, others, strict=False) == []  # CUDA: kernel stubs
+
+
+READELF_S = """  [ 6] .init_array       INIT_ARRAY      0000000000000000 000060 000008 08  WA  0   0  8
+  [ 7] .rela.init_array  RELA            0000000000000000 0001d8 000018 18   I 12   6  8
+"""
+READELF_R = """Relocation section '.rela.init_array' at offset 0x1d8 contains 1 entry:
+    Offset             Info             Type               Symbol's Value  Symbol's Name + Addend
+0000000000000000  0000000300000001 R_X86_64_64            0000000000000000 .text.startup + 0
+"""
+OBJDUMP_T = "0000000000000000 l     F .text.startup\t000000000000008c {name}\n"
+
+
+def test_init_sections_are_refused_but_nvccs_registration() -> None:
+    cuda_reg = OBJDUMP_T.format(name="_ZL24__sti____cudaRegisterAllv")
+    mine = OBJDUMP_T.format(name="_GLOBAL__sub_I_warm")
+    assert objects.init_violations(READELF_S, READELF_R, cuda_reg, cuda=True) == []
+    for symtab, cuda in ((cuda_reg, False), (mine, True), (mine, False)):
+        found = objects.init_violations(READELF_S, READELF_R, symtab, cuda=cuda)
+        assert [v.rule for v in found] == ["init_section"]
+    two = READELF_S.replace("000060 000008", "000060 000010")  # an entry with no relocation
+    assert objects.init_violations(two, READELF_R, cuda_reg, cuda=True)
+    fini = READELF_S.replace(".init_array ", ".fini_array ").replace("INIT_ARRAY", "FINI_ARRAY")
+    assert objects.init_violations(fini, "", "", cuda=True)
+    assert objects.init_violations("  [ 1] .text PROGBITS 0 000040 000010 00 AX 0 0 1\n", "",
+                                   "", cuda=False) == []  # fmt: skip

@@ -209,3 +209,58 @@ def test_a_cuda_binary_without_a_driver_is_no_device_not_wrong(gpus) -> None:  #
     assert r.reason == "no_device", (r.reason, r.detail, r.stderr)
     assert "driver" in r.detail.lower() or "device" in r.detail.lower()
     assert r.details["device"] == "NVIDIA H100 80GB HBM3 (sm_90)"
+
+
+# -- issue 26: credit from the solution's own outputs, through the entry point only ----------
+
+
+def _cheat(name: str, **config: Any) -> Any:
+    row = [r for r in samples_of(CPU_SET, "cheats") if r["name"] == name]
+    (result,) = evaluate(row, repeats=1, **config)
+    return result
+
+
+def test_checked_program_is_not_the_built_program() -> None:
+    """`#if __has_include("test")` showed the old check (compiled next to the build's
+    ./test) a clean kernel while the build linked a forged clock: the object checked is
+    now compiled once, away from build products, and linked as it is."""
+    caught = _cheat("has_include_test")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("interposition:")
+
+
+def test_harness_function_replaced_at_link_time() -> None:
+    """A strong kh::Outputs<float>::judge beats the harness's inline one: every output
+    matches. Nothing the runtimes export is defined, so only the link check stops it."""
+    forged = _cheat("replace_judge", symbol_check=False)
+    assert forged.passed, forged.detail  # the attack works when nothing looks at the object
+    caught = _cheat("replace_judge")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("harness_symbol:")
+    assert "_ZN2kh7OutputsIfE5judge" in caught.detail
+
+
+def test_work_before_main_through_an_init_section() -> None:
+    caught = _cheat("init_section")
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("init_section:")
+
+
+ALL_CORES = """#include <omp.h>
+// Asks OpenMP for every core the process may use; its output is wrong if it got more than
+// one, so a pass proves the timing run was held to cpu_threads = 1.
+void vector_add(const float* a, const float* b, float* c, int n) {
+  const int cores = omp_get_num_procs();
+  omp_set_num_threads(cores);
+  const float off = cores > 1 ? 1.f : 0.f;
+#pragma omp parallel for
+  for (int i = 0; i < n; ++i) c[i] = a[i] + b[i] + off;
+}
+"""
+
+
+def test_more_cores_than_allowed() -> None:
+    import os
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU here: nothing to hold the run back from")
+    row = {"task_id": "class1/general/cpu_00_vector_add", "solution": ALL_CORES}
+    (result,) = evaluate([row], repeats=1)
+    assert result.passed, result.detail

@@ -3,13 +3,18 @@ reference-time cache, hardware gating, and the metrics."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.kernels.conftest import CUDA_SET, write_task
+from tests.kernels.conftest import CPU_SET, CUDA_SET, write_task
+from vibes_eval.benchmarks.kernels.config import KernelsConfig
+from vibes_eval.benchmarks.kernels.judge import judge
 from vibes_eval.benchmarks.kernels.measure import hardware
+from vibes_eval.benchmarks.kernels.measure.hardware import Gate
 from vibes_eval.benchmarks.kernels.measure.timing import (
+    ChannelReport,
     RefCache,
     SizeTiming,
     parse_channel,
@@ -17,10 +22,11 @@ from vibes_eval.benchmarks.kernels.measure.timing import (
     run_speed,
     spread,
 )
+from vibes_eval.benchmarks.kernels.run import KernelRun, RunObs
 from vibes_eval.benchmarks.kernels.scoring import kernel_metrics, solved
 from vibes_eval.benchmarks.kernels.tasks import load_tasks
 from vibes_eval.core.metrics import score
-from vibes_eval.core.types import SampleResult
+from vibes_eval.core.types import ExecutionResult, Sample, SampleResult
 
 NONCE = "a1b2"
 
@@ -154,3 +160,32 @@ def test_compare_pairs_kernel_metrics_per_task() -> None:
     assert diffs["fast_1.05"].a == 0.0 and diffs["fast_1.05"].b == 1.0
     # McNemar's `solved` is a yes/no: a task skipped in A counts as unsolved there.
     assert cmp.mcnemar.improved == 3 and cmp.mcnemar.regressed == 0
+
+
+def _judged(task_id: str, index: int, ref_ms: float, sol_ms: float, cache: RefCache,
+            reference_only: bool = False) -> SampleResult:  # fmt: skip
+    """One passing run with these times, judged with reference_times=cached."""
+    task = load_tasks(CPU_SET)[task_id]
+    sizes = [SizeTiming("n", ref_ms, sol_ms, ref_ms, sol_ms)]
+    channel = ChannelReport(begun=True, ended=True, passed=True, sizes=sizes)
+    obs = RunObs("0" * 32, ExecutionResult(exit_code=0, stdout="Passed\n"), channel=channel)
+    run = KernelRun(gate=Gate("ok", device="cpu"), compiled=True, runs=[obs],
+                    reference_only=reference_only)  # fmt: skip
+    sample = Sample(task_id=task_id, index=index, completion=f"sample {index}")
+    config = KernelsConfig(problems=str(CPU_SET), reference_times="cached")
+    return judge(task, sample, run, config, cache, "g++")
+
+
+def test_one_sample_poisons_the_others(tmp_path: Path) -> None:
+    """A sample whose run slowed the reference (100 ms) must not set the reference time the
+    next sample is scored by: only a run of the expert against itself stores one."""
+    cache = RefCache(tmp_path / "ref.json")
+    tid = "class1/general/cpu_00_vector_add"
+    poisoner = _judged(tid, 0, ref_ms=100.0, sol_ms=1.0, cache=cache)
+    assert poisoner.passed and "ref_cached_ms" not in poisoner.details
+    assert not cache.path.exists() or json.loads(cache.path.read_text()) == {}
+    honest = _judged(tid, 1, ref_ms=1.0, sol_ms=1.0, cache=cache)
+    assert honest.measurements["speedup"] == pytest.approx(1.0)
+    _judged(tid, 2, ref_ms=2.0, sol_ms=2.0, cache=cache, reference_only=True)  # the expert
+    later = _judged(tid, 3, ref_ms=1.0, sol_ms=1.0, cache=cache)
+    assert later.details["ref_cached_ms"] == [2.0] and later.measurements["speedup"] == 2.0

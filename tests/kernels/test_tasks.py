@@ -172,7 +172,8 @@ def test_cheat_headers_name_known_tasks_and_rules() -> None:
 
     known = {"symbols", "interposition", "syscall_instruction", "device_io", "static_constructor",
              "task_file", "library", "min_code", "required_pattern", "cached_result",
-             "zero_output", "no_output", "try_catch", "framework", "syscall", "inline_asm"}  # fmt: skip
+             "zero_output", "no_output", "try_catch", "framework", "syscall", "inline_asm",
+             "harness_symbol", "global_symbol", "init_section"}  # fmt: skip
     for set_dir in (CPU_SET, CUDA_SET):
         for row in samples_of(set_dir, "cheats"):
             assert row["task_id"].startswith("class1/") and row["expect"] in known, row["name"]

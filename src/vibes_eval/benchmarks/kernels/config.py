@@ -25,8 +25,8 @@ class KernelsConfig(BenchmarkConfig):
     repeats: int = Field(3, ge=1, le=50)  # timing runs per sample: median and spread
     trials: int | None = Field(None, ge=1)  # KH_TRIALS for the harness (task env otherwise)
     warmup: int | None = Field(None, ge=0)  # KH_WARMUP
-    cpu_threads: int = Field(1, ge=1)  # OMP_NUM_THREADS for CPU tasks (1: stable timings)
-    reference_times: Literal["live", "cached"] = "live"  # cached: the first measured ones
+    cpu_threads: int = Field(1, ge=1)  # CPUs a CPU task's timing run is pinned to (OMP too)
+    reference_times: Literal["live", "cached"] = "live"  # cached: stored by the expert's run
     min_code_lines: int = Field(5, ge=0)
     symbol_check: bool = True  # compile the solution alone and check its symbols
     extra_allowed_symbols: list[str] = Field(default_factory=list)

@@ -151,7 +151,9 @@ def _timings(
     device = run.gate.device if run.gate else ""
     override = None
     if cache is not None:
-        entry = cache.get_or_store(RefCache.key(task.fingerprint(), device, toolchain), per_run[0])
+        key = RefCache.key(task.fingerprint(), device, toolchain)
+        # Only a run of the expert against itself may set the times others are scored by.
+        entry = cache.get_or_store(key, per_run[0]) if run.reference_only else cache.get(key)
         if entry is not None:
             cached = entry.get("ref_min_ms", [])
             result.details["ref_cached_ms"] = cached

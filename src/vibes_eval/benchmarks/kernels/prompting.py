@@ -94,12 +94,15 @@ def _rules(task: KernelTask, config: KernelsConfig) -> str:
         "it is flagged for audit.",
         "Refused (anti_cheat): math libraries (BLAS, MKL, Eigen, FFTW, cuBLAS, cuDNN, "
         "CUTLASS), I/O and printing, exit/abort, threads, clocks and timers, environment "
-        "variables, dlopen/dlsym, raw system calls, static constructors, try/catch, "
-        "defining functions of the C/C++/OpenMP/CUDA runtimes, calling the reference's or "
-        "the harness's functions, naming the task's files, fewer than "
+        "variables, dlopen/dlsym, raw system calls, code that runs before or after main "
+        "(static constructors, globals with dynamic initializers), try/catch, defining "
+        "functions of the C/C++/OpenMP/CUDA runtimes or anything the harness or the "
+        "reference defines, calling the reference's or the harness's functions, naming "
+        "the task's files, fewer than "
         f"{config.min_code_lines} lines of code"
-        + ("; inline assembly" if cpu else "; streams, graphs and events other than the "
-           "default stream")
+        + ("; inline assembly; any global symbol but the entry point (make helpers "
+           "`static` or put them in an anonymous namespace)" if cpu
+           else "; streams, graphs and events other than the default stream")
         + ". Outputs left unwritten, zeros, or a result cached from an earlier call are "
         "caught too.",
     ]  # fmt: skip

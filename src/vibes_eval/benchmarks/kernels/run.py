@@ -10,6 +10,7 @@ its compile verdict and its symbol check before it is classified ``no_device``.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shlex
@@ -21,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from vibes_eval.benchmarks.common.rules import Violation
-from vibes_eval.benchmarks.kernels.checks import cheat, symbols
+from vibes_eval.benchmarks.kernels.checks import cheat, objects, symbols
 from vibes_eval.benchmarks.kernels.checks import source as anticheat
 from vibes_eval.benchmarks.kernels.config import KernelsConfig
 from vibes_eval.benchmarks.kernels.measure import hardware
 from vibes_eval.benchmarks.kernels.measure.hardware import Gate
 from vibes_eval.benchmarks.kernels.measure.timing import ChannelReport, parse_channel
+from vibes_eval.benchmarks.kernels.prompting import HEADER_SUFFIXES, is_expert
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
 from vibes_eval.core.errors import DeviceUnavailable, RunnerError
 from vibes_eval.core.runner import DeviceNeed, SandboxPolicy, Session, SessionSpec, TaskRunner
@@ -41,6 +43,8 @@ UNSUPPORTED = "unsupported_backend"
 
 IMPLEMENTED = frozenset({"class1_make", "cpu_make"})
 APART = ".vibes_apart"
+SOLUTION_OBJECT = "solution.o"  # what a task's Makefile builds the solution's unit into
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 MAX_PRODUCTS_BYTES = 512 << 20
 CPU_TIMING = threading.Lock()  # one CPU timing run at a time in this process
 
@@ -67,6 +71,17 @@ class RunObs:
 
 
 @dataclass
+class Apart:
+    """The solution compiled on its own, and what its object showed."""
+
+    found: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    broken: ExecutionResult | None = None  # it did not compile (a compile_error)
+    obj: bytes | None = None  # the checked solution.o, which the build links as it is
+    symbols: list[tuple[str, str]] = field(default_factory=list)  # its defined globals
+
+
+@dataclass
 class KernelRun:
     """What ``run_task`` observed, for ``evaluate``."""
 
@@ -79,6 +94,7 @@ class KernelRun:
     notes: list[str] = field(default_factory=list)
     build_s: float = 0.0
     run_s: float = 0.0
+    reference_only: bool = False  # the solution is the task's own expert: no model code ran
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,8 @@ class Pipeline:
         if out.gate.status == ARCH_UNSUPPORTED:
             return self._early(out, ARCH_UNSUPPORTED, out.gate.detail)
         files = task.read_files()
+        expert = files.get(_expert_file(task))
+        out.reference_only = expert is not None and expert == sample.completion.encode()
         files[task.solution_file] = sample.completion.encode()
         spec = SessionSpec(label=_label(task), files=files, policy=self.policy(task))
         with runner.session(spec) as session:
@@ -208,19 +226,53 @@ class Pipeline:
                 self._early(out, ARCH_UNSUPPORTED, f"the reference does not build for "
                             f"sm_{gate.sm}: {error}")  # fmt: skip
                 return
-        out.build = runner.execute(session, _make(task.spec.build.cmd, retarget),
-                                   self.limits(task), env=self.env(task))  # fmt: skip
+        apart = Apart()
+        if self.config.symbol_check:
+            apart = self.check_apart(task, runner, gate, source, retarget)
+            out.notes += apart.notes
+        if apart.broken is not None:  # the solution's own unit does not compile
+            out.build, out.compiled, out.build_s = apart.broken, False, time.monotonic() - start
+            self._early(out, "compile_error", first_error(apart.broken))
+            return
+        if apart.found:
+            out.build_s = time.monotonic() - start
+            self._early(out, ANTI_CHEAT, apart.found[0].text(), apart.found)
+            return
+        self._build(task, runner, session, out, retarget, apart)
         out.build_s = time.monotonic() - start
+
+    def _build(self, task: KernelTask, runner: TaskRunner, session: Session, out: KernelRun,
+               retarget: dict[str, str], apart: Apart) -> None:  # fmt: skip
+        """The task's build; with a checked object, that object is linked as it is (make
+        is told not to remake it) and checked against the rest of the program."""
+        command = _make(task.spec.build.cmd, retarget)
+        if apart.obj is not None:
+            runner.write_files(session, {SOLUTION_OBJECT: apart.obj})
+            command += ["-o", SOLUTION_OBJECT]
+        out.build = runner.execute(session, command, self.limits(task), env=self.env(task))
         out.compiled = out.build.ok
         if not out.build.ok:
             self._early(out, "compile_error", first_error(out.build))
             return
-        if self.config.symbol_check:
-            found, notes = self.check_apart(task, runner, session, gate, source)
-            out.notes += notes
-            if found:
-                self._early(out, ANTI_CHEAT, found[0].text(), found)
-        out.build_s = time.monotonic() - start
+        if apart.obj is None:
+            return
+        if runner.read_file(session, SOLUTION_OBJECT) != apart.obj:
+            raise RunnerError("the task's build remade solution.o: not the object checked")
+        found = objects.link_violations(apart.symbols, self._others(task, runner, session),
+                                        strict=not task.needs_gpu)  # fmt: skip
+        if found:
+            self._early(out, ANTI_CHEAT, found[0].text(), found)
+
+    def _others(self, task: KernelTask, runner: TaskRunner,
+                session: Session) -> list[tuple[str, str]]:  # fmt: skip
+        """``nm -g`` of every object of the build but the solution's."""
+        script = (f"find . -name '*.o' ! -path './{SOLUTION_OBJECT}' ! -path './{APART}/*' "
+                  "-exec nm -g {} +")  # fmt: skip
+        listing = runner.execute(session, ["sh", "-c", script], self.limits(task),
+                                 env=self.env(task))  # fmt: skip
+        if not listing.ok:
+            raise RunnerError(f"nm failed on the build's objects: {listing.stderr[-200:]}")
+        return symbols.parse_nm(listing.stdout)
 
     def _ref_build(
         self, task: KernelTask, runner: TaskRunner, session: Session, arch: dict[str, str]
@@ -242,30 +294,61 @@ class Pipeline:
 
     # -- the solution on its own ---------------------------------------------------------
 
-    def check_apart(
-        self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate, source: str
-    ) -> tuple[list[Violation], list[str]]:
-        """Compile the solution alone and check what its object uses and defines.
+    def check_apart(self, task: KernelTask, runner: TaskRunner, gate: Gate, source: str,
+                    retarget: dict[str, str]) -> Apart:  # fmt: skip
+        """Compile the solution once, in a session that holds only what it is built from
+        (its file, its unit, the Makefile, the task's headers but the expert's; no build
+        products), and check that object: what it uses and defines, its instructions and
+        sections. Where the task has its own unit and a Makefile rule for solution.o, that
+        object is the one the build links (``Apart.obj``)."""
+        spec = SessionSpec(label=_label(task), files=_clean_files(task, source),
+                           policy=self.policy(task))  # fmt: skip
+        with runner.session(spec) as session:
+            return self._check_in(task, runner, session, gate, source, retarget)
 
-        Returns the violations and notes (a check that could not be made)."""
-        cuda = task.needs_gpu
-        runner.write_files(session, {f"{APART}/.keep": b""})
+    def _check_in(self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate,
+                  source: str, retarget: dict[str, str]) -> Apart:  # fmt: skip
         tu = self._apart_unit(task, runner, session)
-        obj = f"{APART}/solution.o"
-        limits, env = self.limits(task), self.env(task)
-        if cuda:
-            cmd = [self.tools.nvcc or "nvcc", "-std=c++17", "-I.", f"-arch=sm_{gate.sm}",
-                   "-keep", "-keep-dir", APART, "-c", tu, "-o", obj]  # fmt: skip
-        else:
-            cmd = [self.tools.cxx, "-std=c++17", "-O2", "-march=native", "-fopenmp", "-I.",
-                   "-c", tu, "-o", obj]  # fmt: skip
-        compiled = runner.execute(session, cmd, limits, env=env)
+        pinned = self._pinnable(task, runner, session, tu, retarget)
+        obj = SOLUTION_OBJECT if pinned else f"{APART}/solution.o"
+        cmd = _make(f"make {obj}", retarget) if pinned else self._apart_cmd(task, gate, tu, obj)
+        compiled = runner.execute(session, cmd, self.limits(task), env=self.env(task))
         if not compiled.ok:
+            if pinned:
+                return Apart(broken=compiled)
             if tu.startswith(APART):  # no TU of the task's own: does its naive one compile?
-                return [], ["symbol check skipped: the solution does not compile on its own "
-                            "(nor may the task's)"]  # fmt: skip
-            return [cheat("apart", "does not compile on its own: " +
-                              first_error(compiled))], []  # fmt: skip
+                return Apart(notes=["symbol check skipped: the solution does not compile on "
+                                    "its own (nor may the task's)"])  # fmt: skip
+            return Apart(found=[cheat("apart", "does not compile on its own: " +
+                                      first_error(compiled))])  # fmt: skip
+        apart = self._object_checks(task, runner, session, gate, tu, obj, source)
+        if pinned:
+            apart.obj = runner.read_file(session, obj)
+        elif task.channel:
+            apart.notes.append("the object checked is not the one linked (no solution.o rule)")
+        return apart
+
+    def _pinnable(self, task: KernelTask, runner: TaskRunner, session: Session, tu: str,
+                  retarget: dict[str, str]) -> bool:  # fmt: skip
+        """Whether the task's own Makefile builds the solution's unit into solution.o."""
+        if tu.startswith(APART) or not task.spec.build.cmd.strip().startswith("make"):
+            return False
+        dry = runner.execute(session, _make(f"make -n {SOLUTION_OBJECT}", retarget),
+                             self.limits(task), env=self.env(task))  # fmt: skip
+        return dry.ok and tu in dry.stdout
+
+    def _apart_cmd(self, task: KernelTask, gate: Gate, tu: str, obj: str) -> list[str]:
+        if task.needs_gpu:
+            return [self.tools.nvcc or "nvcc", "-std=c++17", "-I.", f"-arch=sm_{gate.sm}",
+                    "-keep", "-keep-dir", APART, "-c", tu, "-o", obj]  # fmt: skip
+        return [self.tools.cxx, "-std=c++17", "-O2", "-march=native", "-fopenmp", "-I.",
+                "-c", tu, "-o", obj]  # fmt: skip
+
+    def _object_checks(self, task: KernelTask, runner: TaskRunner, session: Session,
+                       gate: Gate, tu: str, obj: str, source: str) -> Apart:  # fmt: skip
+        """What the object uses and defines, its instructions and sections."""
+        cuda = task.needs_gpu
+        limits, env = self.limits(task), self.env(task)
         undefined = runner.execute(session, ["nm", "-u", obj], limits, env=env)
         defined = runner.execute(session, ["nm", "-g", "--defined-only", obj], limits, env=env)
         if not (undefined.ok and defined.ok):
@@ -278,19 +361,38 @@ class Pipeline:
             and self._exit_only_in_device_stubs(runner, session, obj, limits, env, source)
         ):
             extra.append("exit")
+        mine = symbols.parse_nm(defined.stdout)
         # Interposition first: the most specific (a replaced clock also calls the real one).
-        found = symbols.defined_violations(
-            [n for t, n in symbols.parse_nm(defined.stdout) if t not in "Uvw"], cuda=cuda
-        )
+        found = symbols.defined_violations([n for t, n in mine if t not in "Uvw"], cuda=cuda)
         found += symbols.undefined_violations(needed, cuda=cuda, extra=extra)
         found += self._instructions(runner, session, obj, limits, env)
+        found += self._sections(runner, session, obj, limits, env, cuda)
         if cuda:
-            ptx = runner.execute(
-                session, ["sh", "-c", f"cat {APART}/*.ptx 2>/dev/null | grep -E '\\.extern'"],
-                limits, env=env,
-            )  # fmt: skip
-            found += symbols.device_violations(ptx.stdout)
-        return found, []
+            found += self._device(task, runner, session, gate, tu, obj)
+        return Apart(found=found, symbols=mine)
+
+    def _sections(self, runner: TaskRunner, session: Session, obj: str, limits: Limits,
+                  env: Mapping[str, str], cuda: bool) -> list[Violation]:  # fmt: skip
+        """No initializer or finalizer sections (work before or after main)."""
+        out = [runner.execute(session, [*tool, obj], limits, env=env)
+               for tool in (["readelf", "-SW"], ["readelf", "-rW"], ["objdump", "-t"])]  # fmt: skip
+        if not all(r.ok for r in out):
+            raise RunnerError(f"readelf failed on the solution's object: {out[0].stderr[-200:]}")
+        return objects.init_violations(*(r.stdout for r in out), cuda=cuda)
+
+    def _device(self, task: KernelTask, runner: TaskRunner, session: Session, gate: Gate,
+                tu: str, obj: str) -> list[Violation]:  # fmt: skip
+        """Device code's calls, from the PTX nvcc keeps (a second compile, for that alone,
+        when the object came from the task's Makefile)."""
+        limits, env = self.limits(task), self.env(task)
+        if not obj.startswith(APART):
+            runner.execute(session, self._apart_cmd(task, gate, tu, f"{APART}/ptx.o"), limits,
+                           env=env)  # fmt: skip
+        ptx = runner.execute(
+            session, ["sh", "-c", f"cat {APART}/*.ptx 2>/dev/null | grep -E '\\.extern'"],
+            limits, env=env,
+        )  # fmt: skip
+        return symbols.device_violations(ptx.stdout)
 
     def _apart_unit(self, task: KernelTask, runner: TaskRunner, session: Session) -> str:
         """The translation unit that holds the solution alone: the task's own
@@ -384,12 +486,23 @@ class Pipeline:
         at the first run that does not pass."""
         start = time.monotonic()
         command = shlex.split(task.spec.execute.cmd)
+        if not task.needs_gpu:
+            command = self._pinned(command)
         for _ in range(max(1, self.config.repeats)):
             obs = self._one_run(task, runner, session, command)
             out.runs.append(obs)
             if not run_passed(task, obs):
                 break
         out.run_s = time.monotonic() - start
+
+    def _pinned(self, command: list[str]) -> list[str]:
+        """A CPU task's run on ``cpu_threads`` CPUs, whatever threads the solution starts
+        (OpenMP sizes its team by the CPUs it may use, and the kernel cannot leave them)."""
+        taskset = shutil.which("taskset")
+        if taskset is None:
+            raise RunnerError("taskset (util-linux) is needed to pin CPU timing runs")
+        cpus = sorted(os.sched_getaffinity(0))[: self.config.cpu_threads]
+        return [taskset, "-c", ",".join(map(str, cpus)), *command]
 
     def _one_run(self, task: KernelTask, runner: TaskRunner, session: Session,
                  command: list[str]) -> RunObs:  # fmt: skip
@@ -451,6 +564,29 @@ def _device_only(function: str, bare: str) -> bool:
     prefixes = [m.group(1) for m in re.finditer(rf"([^;{{}}]*)\b{name}\s*\(", bare)]
     declared = [p for p in prefixes if "__device__" in p or "__host__" in p]
     return bool(declared) and all("__device__" in p and "__host__" not in p for p in declared)
+
+
+def _expert_file(task: KernelTask) -> str:
+    """The expert's counterpart of the solution file (reference.h for solution.h)."""
+    suffix = PurePosixPath(task.solution_file).suffix
+    found = [f for f in task.file_names if is_expert(f) and PurePosixPath(f).suffix == suffix]
+    return found[0] if len(found) == 1 else ""
+
+
+def _clean_files(task: KernelTask, source: str) -> dict[str, bytes]:
+    """What the solution is built from, and nothing it could probe to tell the check from
+    the build: the Makefile and its includes, its unit, the task's headers (never the
+    expert's, never build products)."""
+    keep = {
+        rel: data
+        for rel, data in task.read_files().items()
+        if not is_expert(rel)
+        and (rel.endswith((*HEADER_SUFFIXES, ".mk")) or PurePosixPath(rel).name in MAKEFILES
+             or PurePosixPath(rel).stem == "solution_tu")
+    }  # fmt: skip
+    keep[task.solution_file] = source.encode()
+    keep[f"{APART}/.keep"] = b""
+    return keep
 
 
 def _make(cmd: str, variables: Mapping[str, str]) -> list[str]:

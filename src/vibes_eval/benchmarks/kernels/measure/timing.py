@@ -190,6 +190,14 @@ class RefCache:
             tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
             tmp.replace(self.path)
 
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached entry for ``key`` (None when there is none)."""
+        try:
+            with self._locked() as data:
+                return data.get(key)
+        except OSError:
+            return None
+
     def get_or_store(self, key: str, sizes: list[SizeTiming]) -> dict[str, Any] | None:
         """The cached entry for ``key`` (None when there was none: this run's reference
         times are stored as the entry)."""

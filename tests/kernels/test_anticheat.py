@@ -51,7 +51,7 @@ auto r = R"x(raw "__global__ void f" )x";
 """
     bare = strip_source(src)
     assert "__global__" not in bare and "<<<" not in bare
-    assert "int live = 1'000'000;" in bare and "char q = '';" in bare
+    assert "int live = 1'000'000;" in bare and re.search(r"char q = ' *';", bare)
     assert bare.count("\n") == src.count("\n")
 
 

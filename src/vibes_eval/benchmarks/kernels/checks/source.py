@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from vibes_eval.benchmarks.common import clex
 from vibes_eval.benchmarks.common.rules import Rule, RuleSet, Violation, line_of
 from vibes_eval.benchmarks.kernels.checks import cheat
 
@@ -66,112 +67,14 @@ BLOCKED_RULES = RuleSet(Rule.of(rule, why, regex, re.IGNORECASE)
                         for rule, regex, why in GLOBAL_BLOCKED)  # fmt: skip
 
 
-def splice_lines(src: str) -> str:
-    """Translation phase 2: a backslash-newline joins lines (so `// a \\` comments out the
-    next line too). Each splice's newline moves to the end of the joined line, keeping
-    line numbers roughly right."""
-    out, pending = [], 0
-    for line in src.split("\n"):
-        if line.endswith("\\"):
-            out.append(line[:-1])
-            pending += 1
-            continue
-        out.append(line + "\n" * (pending + 1))
-        pending = 0
-    return "".join(out)[:-1] if out else ""
-
-
 def strip_source(src: str, *, keep_strings: bool = False) -> str:
     """The source without comments, `#if 0` blocks, and (unless ``keep_strings``) string
-    and character literal contents; newlines are kept."""
-    text = splice_lines(src)
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            end = n if j < 0 else j + 2
-            out.append(" " + "\n" * text.count("\n", i, end))
-            i = end
-        elif c == "R" and text.startswith('R"', i) and not _ident_before(text, i):
-            m = re.match(r'R"([^ ()\\\t\n]{0,16})\(', text[i:])
-            if m is None:
-                out.append(c)
-                i += 1
-                continue
-            close = ")" + m.group(1) + '"'
-            j = text.find(close, i + m.end())
-            end = n if j < 0 else j + len(close)
-            body = text[i:end]
-            out.append(body if keep_strings else '""' + "\n" * body.count("\n"))
-            i = end
-        elif c == '"' or (c == "'" and not _digit_separator(text, i)):
-            j = _literal_end(text, i, c)
-            out.append(text[i:j] if keep_strings else c + c)
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return _drop_if0("".join(out))
+    and character literal contents, read by the shared lexer (``common.clex``: line
+    splices, raw strings, digit separators, digraphs); line numbers are kept.
 
-
-def _ident_before(text: str, i: int) -> bool:
-    return (
-        i > 0
-        and (text[i - 1].isalnum() or text[i - 1] == "_")
-        and not (
-            text[i - 1] in "uUL8" and i > 1 and not (text[i - 2].isalnum() or text[i - 2] == "_")
-        )
-    )
-
-
-def _digit_separator(text: str, i: int) -> bool:
-    """C++14 `1'000'000`: a quote inside a number is not a character literal."""
-    j = i
-    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.'"):
-        j -= 1
-    return j < i and text[j].isdigit()
-
-
-def _literal_end(text: str, i: int, quote: str) -> int:
-    j = i + 1
-    while j < len(text):
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == quote or ch == "\n":
-            return j + 1
-        j += 1
-    return len(text)
-
-
-_IF0 = re.compile(r"^[ \t]*#[ \t]*if[ \t]+0\b.*$", re.M)
-_COND = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|else|elif)\b", re.M)
-
-
-def _drop_if0(text: str) -> str:
-    """Blank out `#if 0 ... #else/#endif` blocks (dead code the compiler never sees)."""
-    while (m := _IF0.search(text)) is not None:
-        depth, end = 1, len(text)
-        for c in _COND.finditer(text, m.end()):
-            word = c.group(1)
-            if word.startswith("if"):
-                depth += 1
-            elif word == "endif":
-                depth -= 1
-            elif depth == 1:  # #else / #elif of our #if 0: the rest is live
-                depth = 0
-            if depth == 0:
-                end = c.start() if word != "endif" else c.end()
-                break
-        dead = text[m.start() : end]
-        text = text[: m.start()] + "\n" * dead.count("\n") + text[end:]
-    return text
+    Raises: clex.LexError where the source cannot be read with certainty.
+    """
+    return clex.strip(src, "cuda", keep_strings=keep_strings)
 
 
 def kernel_pattern(pattern: str) -> str:
@@ -201,8 +104,11 @@ def check_source(
     solution must not name (the reference and harness live there) unless listed in
     ``allowed_files``.
     """
-    bare = strip_source(source)
-    with_strings = strip_source(source, keep_strings=True)
+    try:
+        bare = strip_source(source)
+        with_strings = strip_source(source, keep_strings=True)
+    except clex.LexError as exc:  # fail closed: what cannot be read is not checked clean
+        return [cheat("unreadable", f"the lexer cannot read it with certainty: {exc}")]
     found = _hits(BLOCKED_RULES, bare)
     own = RuleSet(Rule.of("blocked_pattern", repr(p), p, re.IGNORECASE) for p in blocked)
     found += _hits(own, bare)
@@ -240,7 +146,10 @@ def _named_task_files(code: str, task_files: list[str], allowed: set[str]) -> li
 def local_includes(source: str) -> set[str]:
     """File names a source includes with quotes (the task's naive solution may name some
     of its folder's files; a model's solution may name those too)."""
-    code = strip_source(source, keep_strings=True)
+    try:
+        code = strip_source(source, keep_strings=True)
+    except clex.LexError:
+        return set()  # nothing is allowed by name: the static check refuses the source
     return {PurePosixPath(m).name for m in re.findall(r'#\s*include\s*"([^"]+)"', code)}
 
 

@@ -25,9 +25,14 @@ from vibes_eval.benchmarks.common.rules import RuleSet, Violation
 
 
 def strip_c_like(code: str, *, backtick: bool = False, hash_comments: bool = False) -> str:
-    """``code`` with comments and string/char literals replaced by spaces (newlines kept,
-    so offsets and line numbers stay): C, C++, Java, JavaScript, Go (``backtick``: JS
-    template and Go raw strings), and ``#`` comments for scripting languages."""
+    """``code`` with comments and string/char literals replaced by spaces, every offset
+    kept: C, C++, Java, JavaScript, Go (``backtick``: JS template and Go raw strings), and
+    ``#`` comments for scripting languages.
+
+    A layout helper, not a boundary: it finds braces and names in prompts and in answers
+    where an offset must map back to the text (``clex`` may move columns: it decodes Java
+    escapes). The policy reads C-family code with ``clex``; this reads only the scripting
+    languages' code for it."""
     out = list(code)
     i, n = 0, len(code)
 

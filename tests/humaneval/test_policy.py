@@ -110,3 +110,21 @@ def test_macro_names_as_plain_identifiers_are_allowed(code: str) -> None:
 def test_env_macro_is_refused() -> None:
     v = policy.check('    let home = env!("HOME"); home.len()\n}')
     assert v is not None and v.category == "environment"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "    use std as s;\n    use s::fs as q;\n    0\n}\n",  # red team A6
+        "    use ::core as c;\n    0\n}\n",
+        "    use std::{self as s, io};\n    0\n}\n",
+        "    extern crate alloc as a;\n    0\n}\n",
+    ],
+)
+def test_an_alias_of_std_that_hides_its_paths_is_refused(code: str) -> None:
+    v = policy.check(code)
+    assert v is not None and v.rule == "alias of std/core/alloc", v
+
+
+def test_casts_are_not_aliases() -> None:
+    assert policy.check("    let y = (n as i64, std::i32::MAX as f64);\n    0\n}\n") is None

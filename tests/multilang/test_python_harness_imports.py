@@ -15,10 +15,7 @@ from tests.conftest import SANDBOX
 from tests.multilang import problems as P
 
 # Rewrites the harness's verdict function when imported in place of a stdlib module.
-PAYLOAD = (
-    "import __main__\\n"
-    "__main__.classify = lambda *a, **k: ('passed', '')\\n"
-)
+PAYLOAD = "import __main__\\n__main__.classify = lambda *a, **k: ('passed', '')\\n"
 PLANT = f"""    return a - b  # wrong on purpose
 
 import os as _os

@@ -44,6 +44,9 @@ RULES: list[tuple[str, str, str]] = [
     ("environment", "environment mutation", r"\b(set_var|remove_var|set_current_dir)\b"),
     # `std::$m::exit` with `m!(process)`: a path no rule above can read
     ("unsafe", "path built by a macro", r"\$\s*\w+\s*::|::\s*\$"),
+    # `use std as s; use s::fs as q`: an alias of a root crate (or of a module through
+    # `self as`) spells no path the rules above can read (red team A6)
+    ("unsafe", "alias of std/core/alloc", r"\b(std|core|alloc)\s+as\b|\buse\b[^;]*\bself\s+as\b"),
     # Redefining the assertion macros would make every test pass without testing anything.
     (
         "test tampering",

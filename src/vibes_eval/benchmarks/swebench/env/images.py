@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from vibes_eval.benchmarks.common.filelock import locked
 from vibes_eval.benchmarks.swebench.env.specs import ENV_NAME, REPO_DIR, Spec, missing_spec
 from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
+from vibes_eval.core.filelock import locked
 from vibes_eval.paths import cache_dir
-from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image
+from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image, image_exists
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
@@ -251,16 +251,6 @@ def _tag_lock(tag: str) -> Iterator[None]:
         yield
 
 
-def _exists(client: Any, tag: str) -> bool:
-    import docker.errors
-
-    try:
-        client.images.get(tag)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
-
-
 def build_log_dir() -> Path:
     path = cache_dir() / "docker" / "build-logs"
     path.mkdir(parents=True, exist_ok=True)
@@ -383,11 +373,11 @@ class ImageBuilder:
             raise UserError(missing_spec(inst))
         env = self.env_tag(spec)
         tag = self.instance_tag(inst, spec)
-        if _exists(self.client, tag):
+        if image_exists(self.client, tag):
             touch(tag)
             return tag
         with _tag_lock(env):
-            if not _exists(self.client, env):
+            if not image_exists(self.client, env):
                 _build(
                     self.client,
                     self.base(),
@@ -398,7 +388,7 @@ class ImageBuilder:
                     self.log,
                 )
         with _tag_lock(tag):
-            if not _exists(self.client, tag):
+            if not image_exists(self.client, tag):
                 files, source = self._repo_files(inst)
                 _build(
                     self.client,
@@ -441,11 +431,11 @@ class ImageBuilder:
     def _pulled(self, name: str) -> str:
         import docker.errors
 
-        if _exists(self.client, name):
+        if image_exists(self.client, name):
             touch(name)
             return name
         with _tag_lock(name):
-            if not _exists(self.client, name):
+            if not image_exists(self.client, name):
                 self.log(f"pulling {name}")
                 try:
                     self.client.images.pull(name)

@@ -60,7 +60,7 @@ def test_a_results_path_that_is_a_folder_is_refused_at_once(tmp_path: Path) -> N
     assert "is a directory" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_a_fresh_run_is_not_announced_as_a_resumed_one(tmp_path: Path) -> None:
+def test_a_fresh_run_is_not_announced_as_a_resumed_one_and_lists_in_80_columns(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     out = _vibes("eval", "run", "humaneval-rust", "--problems",
                  str(EXAMPLES / "sanity" / "problems.jsonl"), "--samples",
@@ -69,6 +69,16 @@ def test_a_fresh_run_is_not_announced_as_a_resumed_one(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "after an interruption" not in out.stderr
     assert "if it is interrupted: vibes eval resume" in out.stderr
+
+    # The runs list on an 80-column terminal: every value whole, nothing cut to "…".
+    env = {**os.environ, "COLUMNS": "80", "FORCE_COLOR": "1", "NO_COLOR": "1"}
+    listed = subprocess.run(
+        [sys.executable, "-m", "vibes_eval.cli.app", "eval", "results", "--store", str(store)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    text = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout)
+    assert "…" not in text and "humaneval-rust" in text and "completed" in text, text
+    assert all(len(line) <= 80 for line in text.splitlines()), text
 
 
 def test_plain_progress_lines_where_there_is_no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

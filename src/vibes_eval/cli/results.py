@@ -137,27 +137,30 @@ def _list_runs(rows: list[dict[str, Any]], fmt: OutputFormat) -> None:
     if not rows:
         console.print("no runs yet")
         return
-    table = _table(
-        "run", "benchmark", "label", "samples", "metric", "value", "status", "started",
-        right=("samples", "value"),
-    )  # fmt: skip
-    table.columns[0].no_wrap = True
-    table.columns[0].min_width = max(len(r["run_id"]) for r in rows)
+    # Every value whole: on a narrow terminal the start time goes and the label wraps,
+    # nothing is cut to "…" (a run id or a status must survive copy and paste).
+    narrow = console.width < NARROW
+    names = ["run", "benchmark", "label", "samples", "metric", "value", "status"]
+    table = _table(*names, *([] if narrow else ["started"]), right=("samples", "value"))
+    for column in table.columns:
+        column.no_wrap = column.header != "label"
+        column.overflow = "fold"
     for r in rows:
         samples = (
             str(r["samples"]) if r["samples"] == r["total"] else f"{r['samples']}/{r['total']}"
         )
-        table.add_row(
-            r["run_id"],
-            r["benchmark"],
-            r["label"],
-            samples,
-            r["metric"],
-            _num(r["value"]),
-            r["status"],
-            r["started"].replace("T", " ")[:19],
-        )
+        cells = [r["run_id"], r["benchmark"], r["label"], samples, r["metric"],
+                 _num(r["value"]), r["status"]]  # fmt: skip
+        table.add_row(*cells, *([] if narrow else [_when(r["started"])]))
     console.print(table)
+
+
+NARROW = 100  # columns below which `results` leaves out the start time
+
+
+def _when(started: str) -> str:
+    """``2026-11-27 11:01``: to the minute, which is what tells runs apart in a list."""
+    return started.replace("T", " ")[:16]
 
 
 def _show_run(detail: dict[str, Any]) -> None:

@@ -60,7 +60,9 @@ def test_a_results_path_that_is_a_folder_is_refused_at_once(tmp_path: Path) -> N
     assert "is a directory" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_a_fresh_run_is_not_announced_as_a_resumed_one_and_lists_in_80_columns(tmp_path: Path) -> None:
+def test_a_fresh_run_is_not_announced_as_a_resumed_one_and_lists_in_80_columns(
+    tmp_path: Path,
+) -> None:
     store = tmp_path / "s.sqlite"
     out = _vibes("eval", "run", "humaneval-rust", "--problems",
                  str(EXAMPLES / "sanity" / "problems.jsonl"), "--samples",
@@ -92,3 +94,17 @@ def test_plain_progress_lines_where_there_is_no_terminal(monkeypatch: pytest.Mon
     lines = buf.getvalue().splitlines()
     assert lines[0].startswith("evaluated 1/3 (33%), passed 1")
     assert lines[-1].startswith("evaluated 3/3 (100%), passed 2")
+
+
+def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's API example, taken from the README itself, run from the repository
+    root offline; its store goes to a temporary folder."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    code = readme.split("### From Python")[1].split("```python\n")[1].split("```")[0]
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"),
+           "VIBES_STORE": str(tmp_path / "store.sqlite")}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=EXAMPLES.parent, env=env, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Outcome(humaneval-rust, 50 of 50 samples, pass@1=0.4200, pass@5=0.8000" in out.stdout
+    assert len(out.stdout) < 2000  # a readable repr, not every verdict

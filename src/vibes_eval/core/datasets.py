@@ -50,8 +50,7 @@ def resolve(
                 raise UserError("no such problem file", path=path)
             return path
         raise UserError(
-            f"--problems {name!r} is neither a file nor a named dataset "
-            f"({', '.join(sorted(table))})"
+            f"problems {name!r} is neither a file nor a named dataset ({', '.join(sorted(table))})"
         )
     ds = table[name]
     for folder in search_dirs():
@@ -72,7 +71,8 @@ def download(name: str, ds: NamedDataset) -> Path:
         tmp.unlink(missing_ok=True)
         raise UserError(
             f"dataset {name!r} is not cached and could not be downloaded ({exc}); "
-            f"fetch {ds.url} by hand and pass --problems PATH, or save it as {target}"
+            f"fetch {ds.url} by hand and give its path as the problems setting (--problems "
+            f"PATH; from Python, config={{'problems': PATH}}), or save it as {target}"
         ) from None
     tmp.replace(target)
     return target

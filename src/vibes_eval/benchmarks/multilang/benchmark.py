@@ -111,7 +111,10 @@ class CompiledBenchmark(Benchmark[CodeTask, CompiledConfig]):
 
     def problems_path(self) -> Path:
         if self.config.problems is None and self.default_dataset is None:
-            raise UserError(f"{self.name} has no default dataset: pass --problems FILE")
+            raise UserError(
+                f"{self.name} has no default dataset: give a problems file (--problems FILE; "
+                "from Python, config={'problems': FILE})"
+            )
         return resolve_dataset(self.config.problems, self.default_dataset or "")
 
     def load_tasks(self) -> dict[str, CodeTask]:

@@ -82,3 +82,25 @@ def test_humaneval_from_a_notebook(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.metrics == pytest.approx({"pass@1": 0.42, "pass@5": 0.8})
     assert out.run_id is None and len(out.ordered) == 50
+
+
+def test_every_metric_comes_with_its_interval_over_tasks(fake: str) -> None:
+    out = vibes_eval.evaluate(
+        fake, rows("speed:2", "fail", "speed:4"), config={"tasks": 3}, sandbox="process",
+        ks=[1],
+    )  # fmt: skip
+    assert set(out.intervals) == set(out.metrics)
+    for name, (low, high) in out.intervals.items():
+        assert low <= out.metrics[name] <= high, name
+    assert (
+        out.intervals
+        == vibes_eval.evaluate(
+            fake,
+            rows("speed:2", "fail", "speed:4"),
+            config={"tasks": 3},
+            sandbox="process",
+            ks=[1],
+        ).intervals
+    )  # a fixed seed: the same run shows the same interval
+    assert out.reasons == {"passed": 2, "failed": 1}
+    assert len(repr(out)) < 200

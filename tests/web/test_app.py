@@ -91,6 +91,9 @@ def test_run_detail_matches_vibes_eval_results(client: TestClient, filled: Fille
     ours = get_json(client, f"/api/runs/{filled.alpha}")
     theirs = cli_json(filled, "results", filled.alpha)
     assert {m["name"]: m["value"] for m in ours["metrics"]} == pytest.approx(theirs["metrics"])
+    # the same 95% interval over tasks beside each metric, on the page and in the CLI
+    ours_ci = {m["name"]: list(m["ci"]) for m in ours["metrics"] if m["ci"]}
+    assert ours_ci == theirs["intervals"] and ours_ci
     assert ours["failures"] == theirs["failures"]
     assert [(t["task_id"], t["samples"], t["passed"]) for t in ours["tasks"]] == [
         (t["task_id"], t["samples"], t["passed"]) for t in theirs["tasks"]

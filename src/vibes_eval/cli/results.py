@@ -181,9 +181,11 @@ def _show_run(detail: dict[str, Any]) -> None:
         console.print(f"{key}: {value}")
     console.print(f"samples file: {run['samples_file']}")
 
-    metrics = _table("metric", "value", right=("value",))
+    metrics = _table("metric", "value", "95% CI over tasks", right=("value",))
     for name, value in detail["metrics"].items():
-        metrics.add_row(name, _num(value))
+        low_high = detail.get("intervals", {}).get(name)
+        ci = f"[{low_high[0]:.3f}, {low_high[1]:.3f}]" if low_high else ""
+        metrics.add_row(name, _num(value), ci)
     console.print(metrics)
 
     if detail.get("groups"):

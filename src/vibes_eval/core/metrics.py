@@ -173,8 +173,9 @@ def score(metrics: Sequence[Metric], results: Iterable[Scored]) -> Scores:
         for t, v in counted.items():
             out.per_task[t][metric.name] = float(v)
         out.values[metric.name] = metric.combine(list(counted.values()))
-        if len(counted) > 1:
-            out.intervals[metric.name] = bootstrap_ci(list(counted.values()), metric.aggregate)
+        if len(counted) > 1:  # tasks in one order: the interval depends on the run alone
+            ordered = [counted[t] for t in sorted(counted)]
+            out.intervals[metric.name] = bootstrap_ci(ordered, metric.aggregate)
     return out
 
 

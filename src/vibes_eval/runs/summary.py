@@ -117,6 +117,7 @@ def run_detail(store: EventStore, run_id: str) -> dict[str, Any]:
             "vibes_version": started.vibes_version,
         },
         "metrics": scores.values,
+        "intervals": {k: list(v) for k, v in scores.intervals.items()},
         "metric_names": [m.name for m in scoring.metrics if m.name in scores.values],
         "tasks": tasks,
         "failures": failures,

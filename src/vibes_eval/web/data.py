@@ -283,7 +283,12 @@ class WebData:
             },
             "headline": summary.headline,
             "metrics": [
-                {"name": n, "value": v, "description": summary.descriptions.get(n, "")}
+                {
+                    "name": n,
+                    "value": v,
+                    "description": summary.descriptions.get(n, ""),
+                    "ci": summary.intervals.get(n),
+                }
                 for n, v in summary.values.items()
             ],
             "tasks": [t.as_dict() for t in summary.tasks],

@@ -92,6 +92,8 @@ class RunSummary:
     groups: list[dict[str, Any]] = field(default_factory=list)  # as `vibes eval results`
     compute_s: float = 0.0
     computed_at: float = field(default_factory=time.time)
+    # metric -> 95% bootstrap interval over tasks (core.metrics.bootstrap_ci)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def pending(cls, run_id: str, headline: str) -> RunSummary:
@@ -149,6 +151,7 @@ def _summarize(
         samples=len(rows),
         headline=scoring.headline,
         values={m.name: scores.values[m.name] for m in declared},
+        intervals=dict(scores.intervals),
         descriptions={m.name: m.description for m in declared},
         speed_metric=speed,
         tasks=tasks,

@@ -26,7 +26,7 @@ def write_problems(path: Path) -> None:
     rows = [
         {
             "task_id": f"HumanEval/{k}",
-            "prompt": f"def add_{k}(x):\n    \"\"\"x plus {k}\"\"\"\n",
+            "prompt": f'def add_{k}(x):\n    """x plus {k}"""\n',
             "canonical_solution": f"    return x + {k}\n",
             "test": f"def check(candidate):\n    assert candidate(1) == {1 + k}\n",
             "entry_point": f"add_{k}",

@@ -160,16 +160,23 @@ class BatchRunner:
             # exactly as --no-batch would; one the parser could not read (mostly syntax
             # errors) too, unless rustfmt finds its syntax error first.
             violation = self.ev.policy_violation(scan)
-            if not violation and not scan.clean:
+            if violation:  # known without compiling: reported now, not after the batch
+                self.report(judge.result(sample, False, Reason.POLICY, str(violation)))
+                continue
+            if not scan.clean:
                 unclear.append((sample, scan))
                 continue
-            if violation or risk(scan):
+            if risk(scan):
                 alone.append((sample, scan))
                 continue
             head_check = task.task_id not in self.stats.fragile_tasks and (
                 self.ev.facts(task).head_checkable(scan.code, scan.bare)
             )
             members.append(Member(n, sample, task, scan, head_check))
+        # One rustfmt pass before the builds: its syntax errors are reported at once.
+        # (The check heuristic counts the batch's own errors only, as it always did.)
+        alone += self.screen_syntax(tasks, unclear)
+        self.errors_found = 0
         if len(members) < 2:
             alone.extend((m.sample, m.scan) for m in members)
         else:
@@ -180,7 +187,6 @@ class BatchRunner:
                 left = [m for m in members if m.sample.key not in self.reported]
             alone.extend((m.sample, m.scan) for m in left)
             self.stats.count(len(members), self.errors_found)
-        alone += self.screen_syntax(tasks, unclear)
         in_parallel([functools.partial(self.solo, tasks[s.task_id], s, scan) for s, scan in alone])
 
     def solo(self, task: RustProblem, sample: Sample, scan: Scan | None = None) -> None:

@@ -83,3 +83,11 @@ def test_wrong_language_run_writes_nothing_and_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "humaneval-python" in proc.stderr and "Traceback" not in proc.stderr
     assert results.read_text() == "earlier\n"
+
+
+def test_a_python_docstring_line_like_rust_is_not_refused(tmp_path: Path) -> None:
+    """A line `use ...` at the start of a docstring line reads as Rust too: not sure, so
+    not refused."""
+    row = dict(OPENAI_ROW, prompt='def f(x):\n    """Sum.\n\nuse it well\n"""\n')
+    py = HumanEvalPython(PythonConfig(problems=str(write(tmp_path / "p.jsonl", row))))
+    assert list(py.load_tasks()) == ["HumanEval/0"]

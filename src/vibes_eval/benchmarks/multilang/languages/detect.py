@@ -61,7 +61,10 @@ def benchmark_for(language: str) -> str:
 
 
 def _guess(prompt: str) -> str | None:
-    return next((lang for lang, rx in _GUESS if rx.search(prompt)), None)
+    found = [lang for lang, rx in _GUESS if rx.search(prompt)]
+    if {"rust", "python"} <= set(found):
+        return None  # both look likely (a docstring line "use ..."): the code does not say
+    return found[0] if found else None
 
 
 # Id families that ports to other languages keep (the Rust port of OpenAI's HumanEval

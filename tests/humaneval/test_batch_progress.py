@@ -1,6 +1,7 @@
 """Batched Rust reports each verdict as soon as it is known (issue 27 item 1): a policy
 violation before anything is compiled, syntax errors after one rustfmt pass over them, before
-the batch's build; the batch's members when its test binary has run; and the verdicts equal
+the batch's build; the batch's members when its test binary has run, the first build of a
+unit being small; and the verdicts equal
 those of --no-batch."""
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import EXAMPLES, SANDBOX
 from vibes_eval import evaluation
 from vibes_eval.api import make_config
+from vibes_eval.benchmarks.humaneval.rust.batch import BUILD_SIZE, FIRST_BUILD, build_chunks
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.select import resolve_runner
 
@@ -77,3 +81,14 @@ def test_known_verdicts_are_reported_before_the_batch_builds(tmp_path: Path) -> 
         assert (b.passed, b.reason, b.detail) == (a.passed, a.reason, a.detail), case
     assert batched["policy"].reason == "blocked_policy"
     assert batched["syntax"].reason == "compile_error"
+
+
+@pytest.mark.parametrize("n", [2, 16, 31, 32, 82, 197, 212, 250, 400])
+def test_the_first_build_of_a_unit_is_small_and_every_member_is_built_once(n: int) -> None:
+    chunks = build_chunks(n)
+    covered = [i for start, end in chunks for i in range(start, end)]
+    assert covered == list(range(n))
+    assert all(end - start >= 2 for start, end in chunks)  # a build of one is no build
+    if n >= 2 * FIRST_BUILD:
+        assert chunks[0] == (0, FIRST_BUILD)
+    assert all(end - start <= BUILD_SIZE + FIRST_BUILD for start, end in chunks)

@@ -323,16 +323,20 @@ class VerdictLines:
         self.on_verdict = on_verdict
         self.found: dict[int, dict[str, Any]] = {}
         self.no_batch = False
-        self._rest = b""
+        self._rest: list[bytes] = []  # the line being read, in the chunks it came in
 
     def feed(self, chunk: bytes) -> None:
-        *lines, self._rest = (self._rest + chunk).split(b"\n")
+        if b"\n" not in chunk:  # kept as a list: a long line costs no quadratic copying
+            self._rest.append(chunk)
+            return
+        *lines, rest = b"".join([*self._rest, chunk]).split(b"\n")
+        self._rest = [rest]
         for line in lines:
             self._line(line.decode("utf-8", "replace"))
 
     def end(self) -> None:
         """The output ended: its last line may lack a newline."""
-        rest, self._rest = self._rest, b""
+        rest, self._rest = b"".join(self._rest), []
         if rest:
             self._line(rest.decode("utf-8", "replace"))
 

@@ -93,7 +93,7 @@ class _StopGuard:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._runner, name)
-        if name in ("prepare", "execute", "write_files") and callable(attr):
+        if name in ("prepare", "execute", "execute_streaming", "write_files") and callable(attr):
 
             def guarded(*args: Any, **kwargs: Any) -> Any:
                 if self._stopping.is_set():

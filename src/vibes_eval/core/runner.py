@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -238,6 +238,26 @@ class TaskRunner(abc.ABC):
             RunnerError: the command could not be started (missing executable, runner
                 failure).
         """
+
+    def execute_streaming(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        on_stdout: Callable[[bytes], None],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecutionResult:
+        """``execute``, handing stdout to ``on_stdout`` in chunks as the command writes it,
+        so a caller can report a long command's results while it runs. This default hands
+        it over all at once when the command ended; runners that read it as it comes
+        override it. What ``on_stdout`` raises ends the command and is raised.
+        """
+        result = self.execute(session, command, limits, env=env, cwd=cwd, stdin=stdin)
+        on_stdout(result.stdout.encode())
+        return result
 
     @abc.abstractmethod
     def write_files(self, session: Session, files: Mapping[str, str | bytes]) -> None:

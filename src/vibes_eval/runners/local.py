@@ -309,6 +309,7 @@ class LocalRunner(TaskRunner):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stdin: bytes | None = None,
+        on_stdout: Callable[[bytes], None] | None = None,
     ) -> ExecutionResult:
         workdir, full_env = self.command_setup(session, command, env, cwd)
         job = Job(session=session, limits=limits, cwd=workdir)
@@ -325,6 +326,7 @@ class LocalRunner(TaskRunner):
                 on_start=lambda pid: self._track(job, pid),
                 launcher_errors=self.uses_launcher,
                 watch=self.watch(job),
+                on_stdout=on_stdout,
             )
         finally:
             with self._lock:
@@ -344,6 +346,22 @@ class LocalRunner(TaskRunner):
             wall_s=raw.wall_s,
             cpu_s=raw.cpu_s,
             termination=self.classify(job, raw),
+        )
+
+    def execute_streaming(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        on_stdout: Callable[[bytes], None],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bytes | None = None,
+    ) -> ExecutionResult:
+        """Stdout reaches ``on_stdout`` as it is read from the pipe."""
+        return self.execute(
+            session, command, limits, env=env, cwd=cwd, stdin=stdin, on_stdout=on_stdout
         )
 
     def command_setup(

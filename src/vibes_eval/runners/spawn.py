@@ -68,17 +68,21 @@ def kill_group(pid: int) -> None:
 
 
 class _Stream:
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, listener: Callable[[bytes], None] | None = None) -> None:
         self.cap = cap
         self.chunks: list[bytes] = []
         self.size = 0
         self.truncated = False
+        self.listener = listener
 
     def add(self, data: bytes) -> bool:
-        """Keep data up to the cap; True when the cap was passed."""
+        """Keep data up to the cap (and hand what is kept to the listener); True when the
+        cap was passed."""
         room = self.cap - self.size
         if room > 0:
             self.chunks.append(data[:room])
+            if self.listener is not None:
+                self.listener(data[:room])
         self.size += len(data)
         if self.size > self.cap:
             self.truncated = True
@@ -100,6 +104,7 @@ def run(
     on_start: Callable[[int], None] | None = None,
     launcher_errors: bool = False,
     watch: Callable[[], bool] | None = None,
+    on_stdout: Callable[[bytes], None] | None = None,
 ) -> RawExit:
     """Run ``argv`` to completion or until killed; never leaves it running.
 
@@ -107,6 +112,9 @@ def run(
     leftovers); runners with cgroups pass one that kills through the cgroup.
     ``watch()`` is polled every ``WATCH_EVERY_S`` while the command runs; when it returns
     True the command is killed then and there (the caller's watch knows why).
+    ``on_stdout(chunk)`` gets stdout as it is read (what is kept, up to the cap), so a
+    caller can act on a long command's lines before it ends; what it raises kills the
+    command and is raised once the command is gone.
     ``launcher_errors``: ``argv`` starts with vibes-launch; give it a close-on-exec pipe
     for its own setup errors (``RawExit.launch_error``), so a job cannot fake them.
 
@@ -141,7 +149,10 @@ def run(
     if on_start is not None:
         on_start(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
-    streams = {proc.stdout.fileno(): _Stream(output_cap), proc.stderr.fileno(): _Stream(output_cap)}
+    streams = {
+        proc.stdout.fileno(): _Stream(output_cap, on_stdout),
+        proc.stderr.fileno(): _Stream(output_cap),
+    }
     pidfd = os.pidfd_open(proc.pid)
     sel = selectors.DefaultSelector()
     for fd in streams:
@@ -219,6 +230,11 @@ def run(
         kill(proc.pid)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
+    except Exception:
+        kill(proc.pid)  # a listener's error leaves nothing running
+        with contextlib.suppress(ChildProcessError):
+            os.wait4(proc.pid, 0)
+        raise
     finally:
         sel.close()
         os.close(pidfd)

@@ -18,6 +18,7 @@ from vibes_eval.benchmarks.humaneval.run import RustEvaluator, RustRun
 from vibes_eval.benchmarks.humaneval.rust.batch import BatchStats
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems, resolve
+from vibes_eval.benchmarks.multilang.languages.detect import refuse_other_language
 from vibes_eval.core.benchmark import Benchmark, OnResult
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
@@ -46,7 +47,9 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         return resolve(self.config.problems)
 
     def load_tasks(self) -> dict[str, RustProblem]:
-        return load_problems(self.problems_path())
+        path = self.problems_path()
+        refuse_other_language(path, "rust", self.name)
+        return load_problems(path)
 
     def load_samples(self, source: SampleSource, tasks: dict[str, RustProblem]) -> list[Sample]:
         return load_samples(source, tasks)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vibes_eval.benchmarks.multilang.config import CompiledConfig, MultiPLEConfig, PythonConfig
+from vibes_eval.benchmarks.multilang.languages.detect import refuse_other_language
 from vibes_eval.benchmarks.multilang.languages.programs import language
 from vibes_eval.benchmarks.multilang.prompting import CodeTaskPrompting
 from vibes_eval.benchmarks.multilang.run import (
@@ -50,7 +51,9 @@ class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
         return resolve_dataset(self.config.problems, self.default_dataset)
 
     def load_tasks(self) -> dict[str, CodeTask]:
-        return load_tasks(self.problems_path(), "python")
+        path = self.problems_path()
+        refuse_other_language(path, "python", self.name)
+        return load_tasks(path, "python")
 
     def load_samples(self, source: SampleSource, tasks: dict[str, CodeTask]) -> list[Sample]:
         return load_samples(source, tasks)

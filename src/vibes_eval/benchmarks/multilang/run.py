@@ -24,7 +24,7 @@ import json
 import math
 import secrets
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vibes_eval.benchmarks.multilang import judge
@@ -233,10 +233,15 @@ class PythonUnits:
         return {"python": f"Python {interp.version} ({interp.path})"}
 
     def run_command(
-        self, tasks: dict[str, CodeTask], unit: Sequence[Sample], runner: TaskRunner
-    ) -> tuple[dict[int, dict[str, Any]], ExecutionResult, bool]:
-        """Run ``unit`` in one sandboxed harness: (verdicts by position, the command's
-        result, whether batching is impossible here)."""
+        self,
+        tasks: dict[str, CodeTask],
+        unit: Sequence[Sample],
+        runner: TaskRunner,
+        on_verdict: OnVerdict,
+    ) -> tuple[set[int], ExecutionResult, bool]:
+        """Run ``unit`` in one sandboxed harness, handing each verdict to ``on_verdict``
+        as soon as the harness reports it: (positions reported, the command's result,
+        whether batching is impossible here)."""
         if self._sources is None:
             self._sources = py.sandbox_sources()
         unit_json = json.dumps(py.unit_file(self.config, self.interpreter.path, tasks, unit))
@@ -246,16 +251,18 @@ class PythonUnits:
             readonly_paths=list(self.interpreter.prefixes),
         )
         token = secrets.token_hex(16)
+        lines = VerdictLines(token, on_verdict)
         with runner.session(spec) as session:
-            res = runner.execute(
+            res = runner.execute_streaming(
                 session,
                 [self.interpreter.path, "-s", "-B", "-c", py.NO_SCRIPT_DIR, py.HARNESS],
                 py.command_limits(self.config, len(unit)),
+                lines.feed,
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
                 stdin=(token + "\n").encode(),
             )
-        found, no_batch = verdict_lines(res, token)
-        return found, res, no_batch
+        lines.end()
+        return set(lines.found), res, lines.no_batch
 
     def run(
         self,
@@ -265,51 +272,95 @@ class PythonUnits:
         on_result: OnResult,
     ) -> None:
         """Evaluate ``unit``: in rounds of one command each while its harness reports
-        verdicts; a sample that was running when a round's command died runs alone."""
+        verdicts (each recorded as it arrives, so progress and Ctrl-C are per sample); a
+        sample that was running when a round's command died runs alone."""
         pending = list(unit)
         for _ in range(MAX_ROUNDS):
             if len(pending) < 2 or not self.config.batch or not self.config.enforce_policy:
                 break
-            found, _, no_batch = self.run_command(tasks, pending, runner)
+            round_ = pending
+            found, _, no_batch = self.run_command(
+                tasks, round_, runner, reporter(round_, on_result)
+            )
             if no_batch:
                 break
-            for n, sample in enumerate(pending):
-                if n in found:
-                    on_result(judge.python_verdict(sample, found[n]))
-            left = [s for n, s in enumerate(pending) if n not in found]
+            left = [s for n, s in enumerate(round_) if n not in found]
             if not left:
                 return
-            first = next(n for n, s in enumerate(pending) if n not in found)
-            self.alone(tasks, pending[first], runner, on_result)
-            pending = [s for s in left if s is not pending[first]]
+            first = next(n for n, s in enumerate(round_) if n not in found)
+            self.alone(tasks, round_[first], runner, on_result)
+            pending = [s for s in left if s is not round_[first]]
         for sample in pending:
             self.alone(tasks, sample, runner, on_result)
 
     def alone(
         self, tasks: dict[str, CodeTask], sample: Sample, runner: TaskRunner, on_result: OnResult
     ) -> None:
-        found, res, _ = self.run_command(tasks, [sample], runner)
-        if 0 in found:
-            on_result(judge.python_verdict(sample, found[0]))
-        else:
+        found, res, _ = self.run_command(tasks, [sample], runner, reporter([sample], on_result))
+        if 0 not in found:
             on_result(judge.python_lost(sample, res))
 
 
-def verdict_lines(res: ExecutionResult, token: str) -> tuple[dict[int, dict[str, Any]], bool]:
-    """The harness's lines led by ``token``: (verdicts by position, whether the harness
-    said batching is impossible here)."""
-    found: dict[int, dict[str, Any]] = {}
-    no_batch = False
-    for line in res.stdout.splitlines():
+OnVerdict = Callable[[int, dict[str, Any]], None]
+
+
+def reporter(samples: Sequence[Sample], on_result: OnResult) -> OnVerdict:
+    """Records the harness's verdict of position ``n`` as ``samples[n]``'s result."""
+
+    def report(n: int, verdict: dict[str, Any]) -> None:
+        on_result(judge.python_verdict(samples[n], verdict))
+
+    return report
+
+
+class VerdictLines:
+    """The harness's stdout read as it comes: each line led by ``token`` is a verdict
+    (handed to ``on_verdict`` once per position) or says batching is impossible here.
+    Lines without the token are a sample's doing and are ignored."""
+
+    def __init__(self, token: str, on_verdict: OnVerdict) -> None:
+        self.token = token
+        self.on_verdict = on_verdict
+        self.found: dict[int, dict[str, Any]] = {}
+        self.no_batch = False
+        self._rest: list[bytes] = []  # the line being read, in the chunks it came in
+
+    def feed(self, chunk: bytes) -> None:
+        if b"\n" not in chunk:  # kept as a list: a long line costs no quadratic copying
+            self._rest.append(chunk)
+            return
+        *lines, rest = b"".join([*self._rest, chunk]).split(b"\n")
+        self._rest = [rest]
+        for line in lines:
+            self._line(line.decode("utf-8", "replace"))
+
+    def end(self) -> None:
+        """The output ended: its last line may lack a newline."""
+        rest, self._rest = b"".join(self._rest), []
+        if rest:
+            self._line(rest.decode("utf-8", "replace"))
+
+    def _line(self, line: str) -> None:
         head, _, body = line.partition(" ")
-        if not secrets.compare_digest(head, token):
-            continue
+        if not secrets.compare_digest(head, self.token):
+            return
         try:
             verdict = json.loads(body)
         except json.JSONDecodeError:
-            continue
+            return
+        if not isinstance(verdict, dict):
+            return
         if "fatal" in verdict:
-            no_batch = True
-        elif isinstance(verdict.get("id"), int):
-            found[verdict["id"]] = verdict
-    return found, no_batch
+            self.no_batch = True
+        elif isinstance(verdict.get("id"), int) and verdict["id"] not in self.found:
+            self.found[verdict["id"]] = verdict
+            self.on_verdict(verdict["id"], verdict)
+
+
+def verdict_lines(res: ExecutionResult, token: str) -> tuple[dict[int, dict[str, Any]], bool]:
+    """The harness's lines led by ``token`` in a finished command's stdout: (verdicts by
+    position, whether the harness said batching is impossible here)."""
+    lines = VerdictLines(token, lambda _n, _v: None)
+    lines.feed(res.stdout.encode())
+    lines.end()
+    return lines.found, lines.no_batch

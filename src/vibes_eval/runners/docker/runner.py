@@ -43,6 +43,7 @@ from vibes_eval.core.runner import (
     NetworkPolicy,
     Session,
     SessionSpec,
+    TaskRunner,
 )
 from vibes_eval.core.types import ExecutionResult, Limits
 from vibes_eval.runners import quota, spawn
@@ -308,6 +309,9 @@ class DockerRunner(LocalRunner):
             *rlimit_args(limits, address_space=False),  # memory: the container's cgroup
             "--", LAUNCH, "--seccomp", *policy_flags(session), "--", *command,
         ]  # fmt: skip
+
+    # Its execute reads the output when the command ended: no streaming.
+    execute_streaming = TaskRunner.execute_streaming
 
     def execute(
         self,

@@ -35,6 +35,7 @@ of its unit (docs/batching.md has the full argument):
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import threading
@@ -66,6 +67,8 @@ __all__ = ["BatchRunner", "BatchStats", "plan"]
 TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the survivors
 BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
 # block that fails to compile costs a rebuild of them all
+FIRST_BUILD = 16  # a unit's first build: small, so that verdicts (and the progress bar's
+# ETA) arrive after one short compile instead of the unit's largest; costs one more build
 MIN_SPLIT = 4  # below this, a batch that fails mysteriously is evaluated sample by sample
 CHECK_WORTH = 0.3  # a check compile costs ~0.3 of a failing build: worth it when a build
 # fails with at least this probability
@@ -84,6 +87,18 @@ def plan(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
     n_units = workers * math.ceil(len(samples) / (workers * TARGET_SIZE))
     size = math.ceil(len(samples) / n_units)
     return [list(samples[i : i + size]) for i in range(0, len(samples), size)]
+
+
+def build_chunks(n: int) -> list[tuple[int, int]]:
+    """(start, end) of each build of ``n`` members: ``FIRST_BUILD`` first (when there
+    are at least twice as many), then ``BUILD_SIZE`` at a time, a short tail joined to
+    the build before it (a build of one is no build: its member would run alone)."""
+    if n < 2 * FIRST_BUILD:
+        return [(0, n)]
+    cuts = [0, *range(FIRST_BUILD, n, BUILD_SIZE), n]
+    if cuts[-1] - cuts[-2] < FIRST_BUILD:
+        del cuts[-2]
+    return list(itertools.pairwise(cuts))
 
 
 @dataclass
@@ -160,16 +175,23 @@ class BatchRunner:
             # exactly as --no-batch would; one the parser could not read (mostly syntax
             # errors) too, unless rustfmt finds its syntax error first.
             violation = self.ev.policy_violation(scan)
-            if not violation and not scan.clean:
+            if violation:  # known without compiling: reported now, not after the batch
+                self.report(judge.result(sample, False, Reason.POLICY, str(violation)))
+                continue
+            if not scan.clean:
                 unclear.append((sample, scan))
                 continue
-            if violation or risk(scan):
+            if risk(scan):
                 alone.append((sample, scan))
                 continue
             head_check = task.task_id not in self.stats.fragile_tasks and (
                 self.ev.facts(task).head_checkable(scan.code, scan.bare)
             )
             members.append(Member(n, sample, task, scan, head_check))
+        # One rustfmt pass before the builds: its syntax errors are reported at once.
+        # (The check heuristic counts the batch's own errors only, as it always did.)
+        alone += self.screen_syntax(tasks, unclear)
+        self.errors_found = 0
         if len(members) < 2:
             alone.extend((m.sample, m.scan) for m in members)
         else:
@@ -180,7 +202,6 @@ class BatchRunner:
                 left = [m for m in members if m.sample.key not in self.reported]
             alone.extend((m.sample, m.scan) for m in left)
             self.stats.count(len(members), self.errors_found)
-        alone += self.screen_syntax(tasks, unclear)
         in_parallel([functools.partial(self.solo, tasks[s.task_id], s, scan) for s, scan in alone])
 
     def solo(self, task: RustProblem, sample: Sample, scan: Scan | None = None) -> None:
@@ -241,8 +262,8 @@ class BatchRunner:
             alone: list[Member] = []
             if self.stats.want_check(len(members)):
                 members, alone = self._check(session, members)
-            for k in range(0, len(members), BUILD_SIZE):
-                alone += self._build(session, members[k : k + BUILD_SIZE])
+            for k, end in build_chunks(len(members)):
+                alone += self._build(session, members[k:end])
             return alone
 
     # -- compiling ----------------------------------------------------------------------

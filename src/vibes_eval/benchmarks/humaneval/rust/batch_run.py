@@ -92,6 +92,59 @@ def in_parallel(jobs: list[Callable[[], None]]) -> None:
             future.result()
 
 
+_MODULE_FILE = re.compile(r"\bt_\d+\.rs:")
+_REPORT_END = "\nfailures:\n"  # libtest's list of failed names, after every section
+_NOTE = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+_WORD = {"ok": "ok", "failed": "FAILED", "ignored": "ignored"}
+
+
+def own_sections(stdout: str, names: list[str]) -> dict[str, str]:
+    """{test: the output libtest captured of it} for ``names``, from a shared process's
+    failure report: between its `---- name stdout ----` header and the next one (the
+    last one ends where libtest's own list of failed names starts)."""
+    marks = list(harness.SECTION.finditer(stdout))
+    end = stdout.rfind(_REPORT_END)
+    found: dict[str, str] = {}
+    for n, mark in enumerate(marks):
+        stop = marks[n + 1].start() if n + 1 < len(marks) else max(end, mark.end())
+        if mark.group(1) in names:  # libtest ends each section with a newline of its own
+            found[mark.group(1)] = stdout[mark.end() + 1 : stop].removesuffix("\n")
+    return found
+
+
+def lone_report(stdout: str, names: list[str], statuses: dict[str, str], run_s: float) -> str:
+    """The report libtest prints when the member's tests run in a process of their own
+    (what ``--no-batch`` keeps as its stdout), rebuilt from the shared process's: its
+    tests' lines, each failed test's captured output (the panic message with its
+    `left:`/`right:` values), the totals; names and file as a lone program has them.
+    libtest's backtrace note goes with the first panic of a process: here, the member's."""
+    names = sorted(names)
+    sections = own_sections(stdout, names)
+    note = _NOTE in stdout
+    lines = [f"\nrunning {len(names)} test{'' if len(names) == 1 else 's'}\n"]
+    lines += [f"test {n} ... {_WORD.get(statuses.get(n, ''), 'FAILED')}\n" for n in names]
+    failed = [n for n in names if statuses.get(n) == "failed"]
+    if failed:
+        lines.append("\nfailures:\n")
+        shown = []
+        for name in failed:
+            text = sections.get(name, "").replace(_NOTE, "")
+            if note and "panicked at" in text:
+                text, note = text + _NOTE, False
+            if text:
+                shown.append(f"---- {name} stdout ----\n{text}\n")
+        if shown:
+            lines += ["\n", *shown]
+        lines += ["\nfailures:\n", *(f"    {n}\n" for n in failed)]
+    counts = {w: sum(1 for n in names if statuses.get(n) == w) for w in _WORD}
+    lines.append(
+        f"\ntest result: {'FAILED' if failed else 'ok'}. {counts['ok']} passed; "
+        f"{len(failed)} failed; {counts['ignored']} ignored; 0 measured; 0 filtered out; "
+        f"finished in {run_s:.2f}s\n\n"
+    )
+    return _MODULE_FILE.sub("main.rs:", _MODULE_PREFIX.sub("", "".join(lines)))
+
+
 def sample_result(
     m: Member,
     passed: bool,
@@ -102,6 +155,7 @@ def sample_result(
     run_s: float = 0.0,
     run: ExecutionResult | None = None,
     tests: tuple[int, int] | None = None,
+    stdout: str = "",
     stderr: str = "",
 ) -> SampleResult:
     return judge.result(
@@ -111,7 +165,7 @@ def sample_result(
         _MODULE_PREFIX.sub("", detail),  # the same text as a lone evaluation
         evaluated=SHARED,
         measurements=measured(compile_s=compile_s, run_s=run_s, tests=tests),
-        stdout=run.stdout[:KEEP_OUTPUT] if run else "",
+        stdout=run.stdout[:KEEP_OUTPUT] if run else stdout[:KEEP_OUTPUT],
         stderr=run.stderr[:KEEP_OUTPUT] if run else stderr[:KEEP_OUTPUT],
     )
 
@@ -209,7 +263,9 @@ class BinaryRun:
                 if "failed" in done and not trusted:
                     alone.append(m)
                 else:
-                    self._judge_shared(m, tests[i], statuses, panics, compile_s, per_test_s)
+                    self._judge_shared(
+                        m, tests[i], statuses, panics, compile_s, per_test_s, run.stdout
+                    )
             unlogged = [name for i in pending for name in tests[i] if name not in statuses]
             if unlogged:
                 # the one that was running when the process ended: the first not logged
@@ -229,11 +285,17 @@ class BinaryRun:
         panics: dict[str, str],
         compile_s: float,
         per_test_s: float,
+        stdout: str,
     ) -> None:
         log_part = {name: statuses[name] for name in names}
         verdict = harness.judge_log(names, self._declared(m), log_part, panics)
         if verdict.reason is Reason.EARLY_EXIT:  # worded as the lone binary's run would be
             verdict.detail = f"process exited with code 0: {verdict.detail}"
+        # A failure's own output (the values an assertion compared) as a lone run shows it;
+        # a pass keeps none (what would be shown is its test names).
+        report = (
+            "" if verdict.passed else lone_report(stdout, names, log_part, per_test_s * len(names))
+        )
         self.on_result(
             sample_result(
                 m,
@@ -243,6 +305,7 @@ class BinaryRun:
                 compile_s=compile_s,
                 run_s=per_test_s * len(names),
                 tests=(verdict.tests_passed, verdict.tests_expected),
+                stdout=report,
             )
         )
 

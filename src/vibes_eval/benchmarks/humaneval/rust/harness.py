@@ -296,12 +296,12 @@ def judge(
     return verdict
 
 
-_SECTION = re.compile(r"^---- (\S+) stdout ----$", re.M)
+SECTION = re.compile(r"^---- (\S+) stdout ----$", re.M)
 
 
 def _sections(stdout: str) -> list[tuple[str, str]]:
     """libtest's failure report -> [(test name, its captured output and panic)]."""
-    marks = list(_SECTION.finditer(stdout))
+    marks = list(SECTION.finditer(stdout))
     return [
         (m.group(1), stdout[m.end() : marks[n + 1].start() if n + 1 < len(marks) else len(stdout)])
         for n, m in enumerate(marks)
@@ -314,7 +314,7 @@ def reported_panics(stdout: str, log: dict[str, str]) -> dict[str, str]:
     in its section, so it can hold headers of sections of its own making; then no message
     is taken (the same rule in a batch as alone, where the test names differ)."""
     failed = sorted(name for name, status in log.items() if status == "failed")
-    if not failed or sorted(m.group(1) for m in _SECTION.finditer(stdout)) != failed:
+    if not failed or sorted(m.group(1) for m in SECTION.finditer(stdout)) != failed:
         return {}
     return panic_details(stdout)
 

@@ -40,7 +40,8 @@ DEFAULT_DATASET: dict[str, str] = {
 }
 
 _GUESS = [  # a MultiPL-E row that does not name its language: its prompt's first words
-    ("rust", re.compile(r"^\s*(fn|use|pub fn)\s", re.M)),
+    # at the start of a line only: a Python docstring may well have a line "    use the ..."
+    ("rust", re.compile(r"^(fn|use|pub fn)\s", re.M)),
     ("python", re.compile(r"^\s*(def|from|import)\s", re.M)),
     ("cpp", re.compile(r"#include")),
     ("go", re.compile(r"^package\s", re.M)),
@@ -60,10 +61,19 @@ def benchmark_for(language: str) -> str:
 
 
 def _guess(prompt: str) -> str | None:
-    return next((lang for lang, rx in _GUESS if rx.search(prompt)), None)
+    found = [lang for lang, rx in _GUESS if rx.search(prompt)]
+    if {"rust", "python"} <= set(found):
+        return None  # both look likely (a docstring line "use ..."): the code does not say
+    return found[0] if found else None
+
+
+# Id families that ports to other languages keep (the Rust port of OpenAI's HumanEval
+# names its tasks HumanEval/N too): such an id names no language, the code does.
+SHARED_ID_PREFIXES = frozenset({"HumanEval"})
 
 
 def language_of_problems(path: Path) -> str | None:
+    """The language of a problem file, from its first row (None: it does not say)."""
     row = first_row(path)
     if row is None:
         return None
@@ -72,12 +82,32 @@ def language_of_problems(path: Path) -> str | None:
         return None
     fmt, lang = found
     tid = row.get("task_id", row.get("name"))
+    shared = str(tid).split("/", 1)[0] in SHARED_ID_PREFIXES
     named = fmt != "multipl-e" and (isinstance(tid, int) or language_of_id(str(tid)) is not None)
-    if lang is None or (fmt in ("openai", "humaneval-x") and not named):
+    if lang is None or (fmt in ("openai", "humaneval-x") and (shared or not named)):
         # no language field and an id of no known family: the prompt's first words say
         text = str(row.get("declaration", "")) + str(row.get("prompt", ""))
         lang = _guess(text) or lang
     return lang
+
+
+def refuse_other_language(path: Path, language: str, benchmark: str) -> None:
+    """Refuse a problem file of another language than the one ``benchmark`` evaluates, at
+    load, before any sample runs (every sample would fail to build, looking like a model
+    that cannot code).
+
+    Raises:
+        UserError: names the file, the language its first row is in and the benchmark
+            for it.
+    """
+    found = language_of_problems(path)
+    if found is None or normalize(found) == normalize(language):
+        return
+    raise UserError(
+        f"these are {found} problems (the first row's code is {found}), but {benchmark} "
+        f"evaluates {language}: evaluate them with {benchmark_for(found)}",
+        path=path,
+    )
 
 
 def language_of_samples(path: Path) -> tuple[str | None, str | None]:

@@ -157,6 +157,15 @@ _SYSTEM_HEADER = re.compile(
 )
 
 
+# JavaScript reaches any property by a computed name, so these names are refused even
+# inside strings (red team A2); a split name ("con" + "structor") still gets past: the
+# filter is a courtesy, the harness must hold without it.
+_JS_NAMES_ANYWHERE = RuleSet.of([
+    ("globals", "names of the global object or code from strings, even in a string",
+     r"constructor|__proto__|prototype|globalThis|process|require|Function|eval|mainModule"),
+])  # fmt: skip
+
+
 def strip_for(language: str, code: str) -> str:
     """Code with comments and literal contents blanked.
 
@@ -184,15 +193,20 @@ def _header_violation(code: str) -> Violation | None:
 
 def check(language: str, completion: str) -> Violation | None:
     """The first rule ``completion`` breaks (earliest in the text; on one line, the first
-    rule listed), or None. A completion the lexer cannot read is refused."""
+    rule listed), or None. A completion the lexer cannot read is checked as raw text."""
     rules = _COMPILED.get(language)
     if rules is None:
         return None
     try:
         code = strip_for(language, completion)
-    except clex.LexError as exc:
-        return Violation("unreadable", "code the lexer cannot read with certainty", 0, str(exc))
+    except clex.LexError:
+        # Fail closed without guessing: the rules read the raw text, where nothing can
+        # hide in a literal or a comment. Broken code that names nothing refused goes on
+        # to the compiler, which reports it as before (compile_error).
+        code = completion
     found = rules.all(code)
+    if language in ("js", "ts"):  # names reached by string: obj["constructor"], "proc" + "ess"
+        found += _JS_NAMES_ANYWHERE.all(completion)
     if language == "cpp" and (header := _header_violation(completion)) is not None:
         found.append(header)
     return min(found, key=lambda v: v.line) if found else None

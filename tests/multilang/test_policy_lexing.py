@@ -18,6 +18,8 @@ from vibes_eval.benchmarks.multilang.languages import policy
         ("cpp", "#include </usr/include/unistd.h>\nint f() { return 0; }\n"),  # header path
         ("cpp", '#include "../../../usr/include/unistd.h"\nint f() { return 0; }\n'),
         ("cpp", "int f() { size_t n = fwrite(0, 1, 1, stdin); return 0; }\n"),
+        ("cpp", "#define VJ(a, b) a##b\nstatic int t = VJ(_Ex, it)(0);\n"),  # token pasting
+        ("cpp", "#define Q std::c ## in\n"),
         ("js", "const s = `${process.exit(0)}`;\n"),  # template substitution is code
         ("js", 'const r = /"/; process.exit(0);\n'),  # a quote inside a regex literal
         ("js", 'const f = (() => 0)["constructor"]("return 1");\n'),  # name by string

@@ -85,6 +85,9 @@ CPP: list[Rule] = [
      r"|\b(read|pread|readv|open|openat|creat|dup|dup2|dup3|mmap|ioctl|fcntl)\s*\("),
     ("symbols", "extern/asm/attributes/pragmas",
      r"\bextern\b|\basm\b|__asm|__attribute__|\[\[\s*gnu\s*::|#\s*pragma"),
+    # a macro can paste any name together (`a##b` is `std::cin` or `asm`): no rule above
+    # could read what it expands to (red team A3, A7)
+    ("symbols", "token pasting / macro definitions", r"##|#\s*define\b|#\s*undef\s+(?!NDEBUG\b)"),
     ("symbols", "namespace std / explicit specialization",
      r"\bnamespace\s+(std|__gnu_cxx|__cxxabiv1)\b|\btemplate\s*<\s*>"),
     ("signals", "signals and jumps",

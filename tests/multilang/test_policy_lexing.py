@@ -27,6 +27,8 @@ from vibes_eval.benchmarks.multilang.languages import policy
         ("java", "// \\u000a static { Runtime.getRuntime().halt(0); }\n"),  # escape ends //
         ("java", 'String t = """\n  a\n  """; static { System.exit(0); }\n'),  # text block
         ("go", "x := `a`; os.Exit(0)\n"),  # raw string
+        ("go", "    return 0\n}\nconst true = 1 == 1\nconst false = true\n"),  # A5
+        ("java", "        return 0;\n    }\n}\nclass Arrays { }\nclass X {\n"),  # A4
     ],
 )
 def test_code_hidden_by_a_literal_form_is_still_read(language: str, code: str) -> None:

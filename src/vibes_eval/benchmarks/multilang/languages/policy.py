@@ -111,6 +111,12 @@ JAVA: list[Rule] = [
     ("test tampering", "redefines equals/hashCode/compareTo/toString",
      r"\b(boolean\s+equals|int\s+hashCode|int\s+compareTo|String\s+toString)\s*\("),
     ("test tampering", "a class named like the harness", r"\bclass\s+(Main|VibesRun)\b"),
+    # a type of the sample's own beats an on-demand import of the test (red team A4)
+    ("test tampering", "a type named like one the test imports",
+     r"\b(class|interface|enum|record)\s+(Arrays|List|ArrayList|LinkedList|Map|HashMap|"
+     r"TreeMap|Set|HashSet|TreeSet|Collections|Objects|Optional|Math|String|StringBuilder|"
+     r"Integer|Long|Double|Float|Boolean|Character|Object|System|Stream|Collectors|"
+     r"Iterator|Comparator|Character|Number|Double)\b"),
 ]  # fmt: skip
 
 JS: list[Rule] = [
@@ -132,6 +138,12 @@ GO: list[Rule] = [
     ("test tampering", "testing internals", r"\btesting\s*\.\s*(M|MainStart)\b|\bfunc\s+Test"
      r"|\bfunc\s+init\s*\(|\bfunc\s+TestMain\b"),
     ("symbols", "linkname", r"go:linkname|\bcgo\b|\"C\""),
+    # the sample shares the test's package: `const true = 1 == 1; const false = true`
+    # turns every assertion around (red team A5)
+    ("test tampering", "redefines a predeclared name",
+     # the names tests use; a helper `min`/`max` of the sample's own stays allowed
+     r"\b(const|var|type|func)\s*\(?\s*(true|false|nil|iota|len|append|panic|string|int|"
+     r"bool|error)\b"),
 ]  # fmt: skip
 
 # Scripting languages of MultiPL-E: exits, stdin, processes (best effort).

@@ -334,6 +334,7 @@ def export_command(
 ) -> None:
     """Write a run in another tool's format: human-eval, EvalPlus, SWE-bench, Inspect AI."""
     check_format(fmt)  # before the store: a typo is named even without one
+    for_reading(store)  # a --store file that does not exist is a typo, not an empty store
     with open_results(store) as results:
         try:
             said = export_run(results, run_id, fmt, output)

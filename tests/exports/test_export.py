@@ -175,7 +175,7 @@ def test_mistakes_are_one_line(fake: str, tmp_path: Path) -> None:
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (args, out.stderr)
     missing = _vibes("eval", "export", "a", "--store", str(tmp_path / "none.sqlite"), cwd=tmp_path)
-    assert "no store at" in missing.stderr and missing.returncode == 2
+    assert "no store file" in missing.stderr and missing.returncode == 2
     with pytest.raises(UserError, match="humaneval, evalplus, swebench, inspect"):
         check_format("Inspect")
 

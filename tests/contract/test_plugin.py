@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,10 @@ PLUGIN = Path(__file__).with_name("plugin")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
     build = tmp_path_factory.mktemp("build")
+    # Built from a copy: setuptools writes build/ and egg-info beside the sources.
+    source = shutil.copytree(PLUGIN, build / "plugin")
     cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-           "--target", str(target), str(PLUGIN)]  # fmt: skip
+           "--target", str(target), str(source)]  # fmt: skip
     env = {**os.environ, "PIP_NO_INDEX": "1", "TMPDIR": str(build)}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from vibes_eval.core.errors import PolicyUnsupported
+from vibes_eval.core.errors import PolicyUnsupported, RunnerError
 from vibes_eval.core.types import ExecutionResult, Limits
 
 
@@ -137,6 +140,21 @@ class Session(BaseModel):
     device: str | None = None  # the accelerator held for ``spec.device`` (e.g. "0")
 
 
+@dataclass
+class Wiring:
+    """A command's stdin and stdout as pipe ends (``TaskRunner.execute_wired``), and an
+    event that ends it early."""
+
+    stdin_fd: int
+    stdout_fd: int
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def close(self) -> None:
+        for fd in (self.stdin_fd, self.stdout_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class TaskRunner(abc.ABC):
     """Runs commands for a benchmark in isolated sessions.
 
@@ -238,6 +256,27 @@ class TaskRunner(abc.ABC):
             RunnerError: the command could not be started (missing executable, runner
                 failure).
         """
+
+    def execute_wired(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        wiring: Wiring,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecutionResult:
+        """``execute`` with stdin and stdout connected to pipes another command holds the
+        other ends of (``core.pair.run_pair``): this call owns and closes
+        ``wiring``'s descriptors, keeps no stdout, and ends the command early once
+        ``wiring.stop`` is set. Runners that cannot connect commands refuse.
+
+        Raises:
+            RunnerError: as ``execute``; or this runner cannot connect two commands.
+        """
+        wiring.close()
+        raise RunnerError(f"the {type(self).__name__} runner cannot connect two commands")
 
     def execute_streaming(
         self,

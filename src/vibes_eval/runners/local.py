@@ -28,6 +28,7 @@ from vibes_eval.core.runner import (
     Session,
     SessionSpec,
     TaskRunner,
+    Wiring,
 )
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 from vibes_eval.runners import quota, spawn
@@ -310,10 +311,21 @@ class LocalRunner(TaskRunner):
         cwd: str | None = None,
         stdin: bytes | None = None,
         on_stdout: Callable[[bytes], None] | None = None,
+        wiring: Wiring | None = None,
     ) -> ExecutionResult:
-        workdir, full_env = self.command_setup(session, command, env, cwd)
+        try:
+            workdir, full_env = self.command_setup(session, command, env, cwd)
+        except BaseException:
+            if wiring is not None:
+                wiring.close()
+            raise
         job = Job(session=session, limits=limits, cwd=workdir)
-        self.open_job(job)
+        try:
+            self.open_job(job)
+        except BaseException:
+            if wiring is not None:
+                wiring.close()
+            raise
         try:
             raw = spawn.run(
                 self.wrap(job, command),
@@ -321,11 +333,12 @@ class LocalRunner(TaskRunner):
                 cwd=str(workdir),
                 timeout_s=limits.timeout_s,
                 output_cap=limits.output_bytes,
-                stdin=stdin,
+                stdin=wiring.stdin_fd if wiring is not None else stdin,
+                stdout_fd=wiring.stdout_fd if wiring is not None else None,
                 kill=lambda _pid: self.kill(job),
                 on_start=lambda pid: self._track(job, pid),
                 launcher_errors=self.uses_launcher,
-                watch=self.watch(job),
+                watch=_stoppable(self.watch(job), wiring),
                 on_stdout=on_stdout,
             )
         finally:
@@ -347,6 +360,18 @@ class LocalRunner(TaskRunner):
             cpu_s=raw.cpu_s,
             termination=self.classify(job, raw),
         )
+
+    def execute_wired(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        wiring: Wiring,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecutionResult:
+        return self.execute(session, command, limits, env=env, cwd=cwd, wiring=wiring)
 
     def execute_streaming(
         self,
@@ -390,6 +415,16 @@ class LocalRunner(TaskRunner):
         if closed:
             job.closed = True
             self.kill(job)
+
+
+def _stoppable(
+    watch: Callable[[], bool] | None, wiring: Wiring | None
+) -> Callable[[], bool] | None:
+    """``watch``, ending the command as well once a wired command's stop is set."""
+    if wiring is None:
+        return watch
+    stop = wiring.stop
+    return lambda: stop.is_set() or (watch is not None and watch())
 
 
 def rlimit_args(limits: Limits, *, address_space: bool = True) -> list[str]:

@@ -321,6 +321,12 @@ class ConfinedRunner(LocalRunner):
                 **kwargs: object) -> ExecutionResult:  # fmt: skip
         """Raises, besides the interface's: RunnerError when the job could not start even
         after ``START_RETRIES`` tries (a neighbour's storm, the host out of memory)."""
+        if kwargs.get("wiring") is not None:  # its pipes go with the first try: no retry
+            result = super().execute(session, command, limits, **kwargs)  # type: ignore[arg-type]
+            why = self.start_failure(result)
+            if why is not None:
+                raise RunnerError(f"{self.name} could not start {command[0]}: {why}")
+            return result
         delay = _START_BACKOFF_S
         for attempt in range(START_RETRIES):
             last = attempt + 1 == START_RETRIES

@@ -99,7 +99,8 @@ def run(
     cwd: str | None,
     timeout_s: float,
     output_cap: int,
-    stdin: bytes | None = None,
+    stdin: bytes | int | None = None,
+    stdout_fd: int | None = None,
     kill: Callable[[int], None] = kill_group,
     on_start: Callable[[int], None] | None = None,
     launcher_errors: bool = False,
@@ -115,6 +116,9 @@ def run(
     ``on_stdout(chunk)`` gets stdout as it is read (what is kept, up to the cap), so a
     caller can act on a long command's lines before it ends; what it raises kills the
     command and is raised once the command is gone.
+    ``stdin`` given as a file descriptor and ``stdout_fd`` connect the command to pipes
+    another command holds the other ends of (``core.pair``); this function owns and
+    closes them, and keeps no stdout then.
     ``launcher_errors``: ``argv`` starts with vibes-launch; give it a close-on-exec pipe
     for its own setup errors (``RawExit.launch_error``), so a job cannot fake them.
 
@@ -127,11 +131,16 @@ def run(
     if launcher_errors:
         err_r, err_w = os.pipe()
         env[LAUNCH_ERRFD_ENV] = str(err_w)
+    wired = [fd for fd in (stdin, stdout_fd) if isinstance(fd, int)]
+    if isinstance(stdin, int):
+        stdin_arg: int = stdin
+    else:
+        stdin_arg = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
     try:
         proc = subprocess.Popen(
             list(argv),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdin=stdin_arg,
+            stdout=stdout_fd if stdout_fd is not None else subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
             cwd=cwd,
@@ -144,15 +153,18 @@ def run(
             os.close(err_r)
             os.close(err_w)
         raise RunnerError(f"cannot start {argv[0]}: {exc}") from exc
+    finally:
+        for fd in wired:  # the command holds its own copies: EOF reaches the far end
+            os.close(fd)
     if launcher_errors:
         os.close(err_w)  # the launcher holds the only copy: EOF once it execs or exits
     if on_start is not None:
         on_start(proc.pid)
-    assert proc.stdout is not None and proc.stderr is not None
-    streams = {
-        proc.stdout.fileno(): _Stream(output_cap, on_stdout),
-        proc.stderr.fileno(): _Stream(output_cap),
-    }
+    assert proc.stderr is not None
+    out_stream, err_stream = _Stream(output_cap, on_stdout), _Stream(output_cap)
+    streams = {proc.stderr.fileno(): err_stream}
+    if proc.stdout is not None:
+        streams = {proc.stdout.fileno(): out_stream, **streams}
     pidfd = os.pidfd_open(proc.pid)
     sel = selectors.DefaultSelector()
     for fd in streams:
@@ -160,7 +172,7 @@ def run(
         sel.register(fd, selectors.EVENT_READ)
     sel.register(pidfd, selectors.EVENT_READ)
     # stdin is fed from the same loop: a job that never reads it cannot block us
-    pending = memoryview(stdin or b"")
+    pending = memoryview(stdin if isinstance(stdin, bytes) else b"")
     stdin_fd = -1
     if proc.stdin is not None:
         stdin_fd = proc.stdin.fileno()
@@ -238,13 +250,14 @@ def run(
     finally:
         sel.close()
         os.close(pidfd)
-        proc.stdout.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
         proc.stderr.close()
         if proc.stdin is not None:
             proc.stdin.close()
         launch_error = _read_all(err_r) if launcher_errors else b""
     wall = time.monotonic() - start
-    out, err = streams.values()
+    out, err = out_stream, err_stream
     return RawExit(
         status=status,
         stdout=out.value(),

@@ -44,6 +44,7 @@ from vibes_eval.core.runner import (
     Session,
     SessionSpec,
     TaskRunner,
+    Wiring,
 )
 from vibes_eval.core.types import ExecutionResult, Limits
 from vibes_eval.runners import quota, spawn
@@ -322,6 +323,43 @@ class DockerRunner(LocalRunner):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stdin: bytes | None = None,
+        wiring: Wiring | None = None,
+    ) -> ExecutionResult:
+        feeding: list[_Reader] = []
+        try:
+            return self._execute(session, command, limits, env, cwd, stdin, wiring, feeding)
+        finally:
+            if wiring is not None:
+                # The feeder thread owns stdin's pipe once it runs (closing it under a
+                # blocked read could hand its number to another file).
+                if not feeding:
+                    with contextlib.suppress(OSError):
+                        os.close(wiring.stdin_fd)
+                with contextlib.suppress(OSError):
+                    os.close(wiring.stdout_fd)
+
+    def execute_wired(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        wiring: Wiring,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecutionResult:
+        return self.execute(session, command, limits, env=env, cwd=cwd, wiring=wiring)
+
+    def _execute(
+        self,
+        session: Session,
+        command: Sequence[str],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        stdin: bytes | None,
+        wiring: Wiring | None,
+        feeding: list[_Reader],
     ) -> ExecutionResult:
         import docker.errors
 
@@ -342,7 +380,7 @@ class DockerRunner(LocalRunner):
                 exec_id = self.client.api.exec_create(
                     box.container.id,
                     self._box_argv(session, limits, command),
-                    stdin=stdin is not None,
+                    stdin=stdin is not None or wiring is not None,
                     user=f"{self.user[0]}:{self.user[1]}",
                     workdir=str(workdir),
                     environment=full_env,
@@ -350,11 +388,16 @@ class DockerRunner(LocalRunner):
                 sock = self.client.api.exec_start(exec_id, socket=True)
             except docker.errors.DockerException as exc:
                 raise RunnerError(f"docker exec in {box.container.name} failed: {exc}") from exc
-            reader = _Reader(sock, limits.output_bytes + _SLACK)
+            reader = _Reader(sock, limits.output_bytes + _SLACK, wiring)
             reader.start(stdin)
+            if wiring is not None:
+                feeding.append(reader)
             # vibes-box stops the command at the timeout and reports the cgroup counters;
             # our own deadline is for a box that cannot (a container frozen or gone).
             stuck = not reader.wait(limits.timeout_s + _BOX_GRACE_S)
+            if stuck and reader.stopped:  # a wired command ended early: not a timeout
+                reader.wait(_KILL_GRACE_S)
+                stuck = False
             if stuck:
                 self._kill(box)
                 reader.wait(_KILL_GRACE_S)
@@ -438,9 +481,11 @@ class DockerRunner(LocalRunner):
 class _Reader:
     """Reads one exec's multiplexed stream in a thread; feeds stdin first."""
 
-    def __init__(self, sock: Any, cap: int) -> None:
+    def __init__(self, sock: Any, cap: int, wiring: Wiring | None = None) -> None:
         self.sock = sock
         self.cap = cap
+        self.wiring = wiring
+        self.stopped = False
         self.out = bytearray()
         self.err = bytearray()
         self.trailer: dict[str, int] | None = None
@@ -450,17 +495,39 @@ class _Reader:
 
     def start(self, stdin: bytes | None) -> None:
         raw = getattr(self.sock, "_sock", self.sock)
-        if stdin is not None:
+        if self.wiring is not None:
+            threading.Thread(target=self._feed, args=(raw,), daemon=True).start()
+        elif stdin is not None:
             with contextlib.suppress(OSError):
                 raw.sendall(stdin)
                 raw.shutdown(socket.SHUT_WR)
         self._thread.start()
+
+    def _feed(self, raw: Any) -> None:
+        """A wired command's stdin: what its pipe brings, until EOF."""
+        assert self.wiring is not None
+        try:
+            with contextlib.suppress(OSError):
+                while chunk := os.read(self.wiring.stdin_fd, 1 << 16):
+                    raw.sendall(chunk)
+                raw.shutdown(socket.SHUT_WR)
+        finally:
+            os.close(self.wiring.stdin_fd)
+
+    def _pass_on(self, data: bytes) -> None:
+        """A wired command's stdout goes to its pipe; a far end gone drops it."""
+        assert self.wiring is not None
+        with contextlib.suppress(OSError):
+            os.write(self.wiring.stdout_fd, data)  # blocking: the pipe paces the box
 
     def _run(self) -> None:
         from docker.utils.socket import frames_iter
 
         try:
             for stream, data in frames_iter(self.sock, tty=False):
+                if stream == 1 and self.wiring is not None:
+                    self._pass_on(data)
+                    continue
                 buf = self.out if stream == 1 else self.err
                 if len(buf) < self.cap:
                     buf += data[: self.cap - len(buf)]
@@ -470,7 +537,18 @@ class _Reader:
             self._done.set()
 
     def wait(self, timeout: float) -> bool:
-        return self._done.wait(timeout)
+        """Whether the stream ended within ``timeout``; a wired command whose stop is
+        set is ended at once (its socket closed) and counts as ended."""
+        if self.wiring is None:
+            return self._done.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not self._done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+            if self.wiring.stop.is_set():
+                self.stopped = True
+                return False
+            if time.monotonic() >= deadline:
+                return False
+        return True
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -9,7 +9,8 @@ from typing import Any
 
 from vibes_eval.benchmarks.common.rules import Violation
 from vibes_eval.benchmarks.common.verdicts import failed, infra, passed, verdict
-from vibes_eval.benchmarks.multilang.languages.base import Language
+from vibes_eval.benchmarks.multilang.languages.base import DONE_MARKER, Language
+from vibes_eval.core.pair import PairResult
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 KEEP = 4096  # characters of a program's stdout and stderr kept in its result
@@ -31,7 +32,8 @@ def program_run(
     only after the test's `main` returned normally)."""
     timing = {"compile_s": compile_s, "run_s": run.wall_s, "wall_s": compile_s + run.wall_s}
     out: dict[str, Any] = {
-        "stdout": run.stdout[:KEEP], "stderr": run.stderr[:KEEP], "measurements": timing
+        "stdout": run.stdout[:KEEP], "stderr": run.stderr[:KEEP], "measurements": timing,
+        "details": dict(IN_PROCESS),
     }  # fmt: skip
     if run.termination is not Termination.EXITED:
         reason = Reason.from_termination(run.termination)
@@ -47,6 +49,40 @@ def program_run(
         detail = "the program exited with code 0 before its test finished"
         return failed(sample, Reason.EARLY_EXIT, detail, **out)
     return failed(sample, Reason.FAILED, lang.failure_detail(run), **out)
+
+
+IN_PROCESS = {"trust": "in-process"}  # the tests ran in the sample's own process
+SPLIT = {"trust": "split"}  # a trusted test program called the sample (docs/integrity.md)
+
+
+def split_run(lang: Language, sample: Sample, pair: PairResult, compile_s: float) -> SampleResult:
+    """The verdict of a candidate run beside the trusted test program: only the test
+    program can pass it (exit 0, the done marker last on its stderr); the candidate's own
+    end says why it failed when it ended first (docs/integrity.md's table)."""
+    test, cand = pair.test, pair.candidate
+    run_s = max(test.wall_s, cand.wall_s)
+    out: dict[str, Any] = {
+        "stdout": "", "stderr": (cand.stderr[:KEEP] + test.stderr[:KEEP]),
+        "measurements": {"compile_s": compile_s, "run_s": run_s, "wall_s": compile_s + run_s},
+        "details": dict(SPLIT),
+    }  # fmt: skip
+    lines = [x for x in test.stderr.splitlines() if x.strip()]
+    done = bool(lines) and lines[-1].strip() == DONE_MARKER
+    if test.termination is Termination.EXITED and test.exit_code == 0 and done:
+        return passed(sample, **out)
+    if Termination.TIMED_OUT in (test.termination, cand.termination):
+        return failed(sample, Reason.TIMEOUT, "timed out", **out)
+    if cand.termination not in (Termination.EXITED, Termination.KILLED):
+        reason = Reason.from_termination(cand.termination)
+        detail = f"killed by signal {cand.signal}" if reason is Reason.CRASH else ""
+        return failed(sample, reason, detail or cand.termination.value, **out)
+    if test.termination not in (Termination.EXITED, Termination.SIGNALED):
+        reason = Reason.from_termination(test.termination)
+        return failed(sample, reason, f"the test program: {test.termination.value}", **out)
+    if test.exit_code == 0:
+        detail = "the test program ended before its tests finished"
+        return failed(sample, Reason.FAILED, detail, **out)
+    return failed(sample, Reason.FAILED, lang.failure_detail(test), **out)
 
 
 def compile_failure(lang: Language, sample: Sample, res: ExecutionResult) -> SampleResult:

@@ -1,7 +1,12 @@
 """How samples are run: the plan (units of samples), then each unit's sessions.
 
-**Languages with a test `main`** (C++, Go, JavaScript, Java and MultiPL-E's scripting
-languages, ``CompiledUnits``): build, then run with the harness's token. A unit of
+**The split** (docs/integrity.md; ``CompiledUnits`` for a task whose language gives a
+``TestProgram``): the task's trusted test program is built once per run in a session of
+its own; each sample's candidate is built in a session holding only its own files, then
+runs beside a fresh copy of the test program (``core.pair``), which alone decides.
+
+**In-process** (MultiPL-E's scripting languages, and tasks the wire cannot carry;
+results say ``trust: in-process``): build, then run with the harness's token. A unit of
 samples shares one build session: each task's trusted test parts are built once
 (``task_dir``), each sample in a folder of its own (``s<i>``), with the same command and
 the same folder names as alone, so compile errors read the same batched or not. A sample's
@@ -24,18 +29,27 @@ import json
 import math
 import secrets
 import shlex
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from vibes_eval.benchmarks.multilang import judge
 from vibes_eval.benchmarks.multilang.config import CompiledConfig, PythonConfig
 from vibes_eval.benchmarks.multilang.languages import policy
-from vibes_eval.benchmarks.multilang.languages.base import Build, Language, fenced, task_dir
+from vibes_eval.benchmarks.multilang.languages.base import (
+    Build,
+    Language,
+    TestProgram,
+    fenced,
+    task_dir,
+)
 from vibes_eval.benchmarks.multilang.python import unit as py
 from vibes_eval.benchmarks.multilang.samples import truncate
 from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.benchmark import OnResult
 from vibes_eval.core.errors import RunnerError, UserError
+from vibes_eval.core.pair import PairResult, Side, run_pair
 from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Sample, SampleResult
 
@@ -74,6 +88,7 @@ class CompiledUnits:
     def __init__(self, language: Language, config: CompiledConfig) -> None:
         self.lang = language
         self.config = config
+        self.tests = TestPrograms(self)
 
     def check_available(self) -> None:
         """Raises: UserError naming the missing toolchain."""
@@ -125,6 +140,7 @@ class CompiledUnits:
                 on_result(judge.policy_refusal(sample, found))
             else:
                 todo.append((n, sample, problem, code))
+        todo = [t for t in todo if not self.split(runner, *t, on_result)]
         if not todo:
             return
         build_spec = self.spec(f"{self.lang.name}-build", {}, self.lang.build_network)
@@ -135,6 +151,76 @@ class CompiledUnits:
                     on_result(judge.untestable(sample, broken[problem.task_id]))
                     continue
                 on_result(self.one(session, runner, n, sample, problem, code))
+
+    # -- the split ------------------------------------------------------------------------
+
+    def split(
+        self, runner: TaskRunner, _n: int, sample: Sample, problem: CodeTask, code: str,
+        on_result: OnResult,
+    ) -> bool:  # fmt: skip
+        """Judge ``sample`` on the split when its task has a test program; False when it
+        has none (the sample goes the in-process way)."""
+        test = self.tests.get(runner, problem)
+        if test is None:
+            return False
+        if isinstance(test, str):
+            on_result(judge.untestable(sample, test))
+        else:
+            on_result(self.one_split(runner, sample, problem, code, test))
+        return True
+
+    def one_split(
+        self, runner: TaskRunner, sample: Sample, problem: CodeTask, code: str, test: BuiltTest
+    ) -> SampleResult:
+        """Build the candidate alone, then run it beside a fresh copy of the test program."""
+        build = self.lang.candidate(problem, code)
+        compile_s = 0.0
+        spec = self.spec(f"{self.lang.name}-candidate-build", dict(build.files),
+                         self.lang.build_network)  # fmt: skip
+        with runner.session(spec) as session:
+            if build.argv is not None:
+                res = runner.execute(
+                    session, build.argv, self.compile_limits(), env=self.lang.build_env()
+                )
+                compile_s = res.wall_s
+                if not res.ok:
+                    return judge.compile_failure(self.lang, sample, res)
+            files = {name: runner.read_file(session, name) for name in build.run_files}
+        pair = self.run_pair(runner, build, files, test)
+        return judge.split_run(self.lang, sample, pair, compile_s)
+
+    def run_pair(
+        self, runner: TaskRunner, build: Build, files: dict[str, bytes], test: BuiltTest
+    ) -> PairResult:
+        """The candidate and the test program, each in a fresh session of its own."""
+        name = self.lang.name
+        cand_spec = self.spec(f"{name}-candidate", {f"in/{k}": v for k, v in files.items()})
+        test_spec = self.spec(f"{name}-test", {f"in/{k}": v for k, v in test.files.items()})
+        limits = self.config.limits
+        # the test waits on the candidate: its limit a little later, so a candidate that
+        # runs out of time is the one reported
+        test_limits = limits.model_copy(update={"timeout_s": limits.timeout_s + 2.0})
+        with runner.session(cand_spec) as cs, runner.session(test_spec) as ts:
+            self.stage(runner, cs, files)
+            self.stage(runner, ts, test.files)
+            pair = run_pair(
+                runner,
+                Side(ts, test.program.run_argv, test_limits, env=test.program.run_env),
+                Side(cs, build.run_argv, limits, env=build.run_env),
+            )
+        return PairResult(test=unplaced(pair.test, ts), candidate=unplaced(pair.candidate, cs))
+
+    def stage(self, runner: TaskRunner, session: Session, files: dict[str, bytes]) -> None:
+        """Copy a session's staged files in place, by a child process: a thread forking
+        while this one wrote an executable would make its exec fail (ETXTBSY)."""
+        names = " ".join(shlex.quote(name) for name in files)
+        copy = runner.execute(
+            session, ["/bin/sh", "-c", f"cp -r in/. . && chmod 755 {names}"], self.config.limits
+        )
+        if not copy.ok:
+            raise RunnerError(f"cannot stage the program: {copy.stderr.strip()[:200]}")
+
+    # -- in-process -------------------------------------------------------------------------
 
     def build_tasks(
         self, session: Session, runner: TaskRunner, problems: dict[str, CodeTask]
@@ -190,28 +276,69 @@ class CompiledUnits:
         staged = {f"in/{name}": data for name, data in files.items()}
         token = secrets.token_hex(16)
         with runner.session(self.spec(f"{self.lang.name}-run", staged)) as session:
-            # Copied by a child process: a thread forking while this one wrote an
-            # executable would make its exec fail (ETXTBSY).
-            names = " ".join(shlex.quote(name) for name in files)
-            copy = runner.execute(
-                session, ["/bin/sh", "-c", f"cp -r in/. . && chmod 755 {names}"],
-                self.config.limits,
-            )  # fmt: skip
-            if not copy.ok:
-                raise RunnerError(f"cannot stage the program: {copy.stderr.strip()[:200]}")
+            self.stage(runner, session, files)
             run = runner.execute(
                 session, build.run_argv, self.config.limits, env=build.run_env,
                 stdin=(token + "\n").encode(),
             )  # fmt: skip
-        # a detail names no session's folder: the same batched or alone
-        where = str(session.path).rstrip("/") + "/"
-        run = run.model_copy(
-            update={
-                "stdout": run.stdout.replace(where, ""),
-                "stderr": run.stderr.replace(where, ""),
-            }
-        )
-        return judge.program_run(self.lang, sample, run, token, compile_s)
+        return judge.program_run(self.lang, sample, unplaced(run, session), token, compile_s)
+
+
+def unplaced(res: ExecutionResult, session: Session) -> ExecutionResult:
+    """``res`` naming no session's folder: its details read the same batched or alone."""
+    where = str(session.path).rstrip("/") + "/"
+    return res.model_copy(
+        update={"stdout": res.stdout.replace(where, ""), "stderr": res.stderr.replace(where, "")}
+    )
+
+
+@dataclass
+class BuiltTest:
+    """A task's test program, built: what a run of it needs."""
+
+    program: TestProgram
+    files: dict[str, bytes]
+
+
+class TestPrograms:
+    """Each task's trusted test program, built once per run in a session of its own
+    (nothing a sample wrote is in it) and kept in memory; or why it could not be built."""
+
+    def __init__(self, units: CompiledUnits) -> None:
+        self.units = units
+        self._built: dict[str, BuiltTest | str | None] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, runner: TaskRunner, problem: CodeTask) -> BuiltTest | str | None:
+        """The built test program of ``problem``; a reason it does not build; None when
+        its language has none for it."""
+        with self._lock:
+            lock = self._locks.setdefault(problem.task_id, threading.Lock())
+        with lock:
+            if problem.task_id not in self._built:
+                self._built[problem.task_id] = self.build(runner, problem)
+            return self._built[problem.task_id]
+
+    def build(self, runner: TaskRunner, problem: CodeTask) -> BuiltTest | str | None:
+        lang = self.units.lang
+        try:
+            program = lang.test_program(problem)
+        except UserError as exc:
+            return f"the task's test cannot be built: {exc}"
+        if program is None:
+            return None
+        spec = self.units.spec(f"{lang.name}-test-build", dict(program.files),
+                               lang.build_network)  # fmt: skip
+        with runner.session(spec) as session:
+            if program.argv is not None:
+                res = runner.execute(
+                    session, program.argv, self.units.compile_limits(), env=lang.build_env()
+                )
+                if not res.ok:
+                    return f"the task's test does not build: {lang.compile_detail(res)}"
+            files = {name: runner.read_file(session, name) for name in program.run_files}
+        return BuiltTest(program, files)
 
 
 # -- Python ------------------------------------------------------------------------------------

@@ -34,6 +34,22 @@ class Build:
     run_env: dict[str, str] = field(default_factory=dict)
 
 
+DONE_MARKER = "vibes-tests: done"  # a test program's last stderr line once its tests passed
+
+
+@dataclass
+class TestProgram:
+    """A task's trusted test program (docs/integrity.md): its tests, the prompt's own
+    helpers and a stub in place of the entry point that calls the candidate over its
+    stdin/stdout. Built from the task alone, in a session no sample's code is in."""
+
+    files: dict[str, str]
+    argv: list[str] | None  # its build command (None: nothing to build)
+    run_files: list[str]
+    run_argv: list[str]
+    run_env: dict[str, str] = field(default_factory=dict)
+
+
 class Language(abc.ABC):
     """One language's programs, toolchain and failure messages."""
 
@@ -64,7 +80,20 @@ class Language(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def build(self, problem: CodeTask, code: str) -> Build: ...
+    def build(self, problem: CodeTask, code: str) -> Build:
+        """The in-process program: prompt, completion and tests in one program, judged by
+        the token (a hostile sample can forge it: ``trust`` "in-process")."""
+
+    def test_program(self, problem: CodeTask) -> TestProgram | None:
+        """The task's trusted test program for the split, or None: its tests cannot be
+        split from the candidate here (the signature is one the wire cannot carry, or the
+        language has no split) and run in the candidate's process."""
+        return None
+
+    def candidate(self, problem: CodeTask, code: str) -> Build:
+        """The candidate for the split: prompt, completion and the server `main` that
+        answers the test program's calls. Only called when ``test_program`` is not None."""
+        raise NotImplementedError
 
     def failure_detail(self, run: ExecutionResult) -> str:
         """What the failed test said, for the report."""

@@ -15,10 +15,11 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.benchmarks.multilang.languages import cpp
+from vibes_eval.benchmarks.multilang.languages import cpp, split_js
 from vibes_eval.benchmarks.multilang.languages.base import (
     Build,
     Language,
+    TestProgram,
     task_dir,
     version_of,
     which,
@@ -134,6 +135,12 @@ class JavaScript(Language):
         test = _CONSOLE_ASSERT.sub("__vibes_assert(", problem.test)
         return JS_PRELUDE + problem.prompt + code + "\n" + test + JS_EPILOGUE
 
+    def test_program(self, problem: CodeTask) -> TestProgram | None:
+        return split_js.test_program(problem)
+
+    def candidate(self, problem: CodeTask, code: str) -> Build:
+        return split_js.candidate(problem, code)
+
     def build(self, problem: CodeTask, code: str) -> Build:
         return Build(
             files={"main.js": self.program(problem, code)},
@@ -150,6 +157,9 @@ class JavaScript(Language):
         return super().compile_detail(res)
 
     def failure_detail(self, run: ExecutionResult) -> str:
+        for line in run.stderr.splitlines():  # the split's test program says it in one line
+            if line.startswith(split_js.FAILED):
+                return line[len(split_js.FAILED) :].strip()[:300]
         for line in run.stderr.splitlines():
             if re.match(r"^\w*Error\b", line):
                 return line.strip()[:300]

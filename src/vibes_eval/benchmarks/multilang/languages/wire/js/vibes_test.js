@@ -110,6 +110,16 @@ function receive() {
   return { raised: what.length > 300 ? what.slice(0, 297) + '...' : what };
 }
 
+// A candidate that already ended cannot take the call, but what it wrote before is still
+// read (then the end of input): the same verdict whichever came first.
+function sendCall(json) {
+  try {
+    channel.send('call', json);
+  } catch (e) {
+    if (e.code !== 'EPIPE') throw e;
+  }
+}
+
 // The stub's body: the arguments to the candidate, its answer back as plain data.
 function call(args) {
   if (state.broken) throw broken(state.broken);
@@ -117,7 +127,7 @@ function call(args) {
   const json = JSON.stringify(wire.encode(Array.from(args)));
   let frame;
   try {
-    channel.send('call', json);
+    sendCall(json);
     frame = receive();
   } catch (e) {
     throw broken(e instanceof wire.WireError ? e.message : String(e && e.message));

@@ -17,6 +17,7 @@ const MAX_DEPTH = 1000; // nesting of one value
 const CHUNK = 1 << 16;
 
 class WireError extends Error {}
+WireError.prototype.name = 'WireError';
 
 // -- values --------------------------------------------------------------------------
 
@@ -204,7 +205,7 @@ class Channel {
     let left = MAX_FRAME;
     for (;;) {
       const line = this.readLine(left);
-      if (line === null) throw new WireError('the other side ended without answering');
+      if (line === null) throw new WireError('the input ended');
       left -= line.length + 1;
       const text = line.toString('utf8');
       if (!text.startsWith(MARK)) continue;

@@ -10,6 +10,11 @@ units keep their verdicts (the correct pass, the wrong fail for their own reason
 batched equals alone. With the filter off, the attacks that reach the channel must fail
 for the channel's reason, not by luck.
 
+Against the old in-process design (prompt, completion and tests in one node process,
+judged by a token on stdin), with the filter off, seven of these passed:
+function_constructor_reads_stdin (red team A2), override_globals_in_own_realm,
+to_json_and_getters, and the four read_test_* (the tests sat in the sample's own file).
+
 These samples are hostile: they only ever run through the harness's sandboxes.
 """
 
@@ -64,7 +69,7 @@ WRONG_EVENS = "  return [];\n}\n"
 # The key is built at run time, so the forger's own file never holds it.
 FROM_TEST = r"""
 const __fs = require('fs'), __path = require('path');
-const __key = 'console.' + 'assert(closeEnough';
+const __key = 'const testClose' + 'Enough = ';
 const __answers = (t) => Array.from(t.matchAll(/closeEnough\((.*)\)\s*===\s*(true|false)/g), (m) => m[2] === 'true');
 const __read = (p) => { try { const t = __fs.readFileSync(p, 'utf8'); return t.includes(__key) ? __answers(t) : null; } catch (e) { return null; } };
 let __found, __n = 0;
@@ -144,7 +149,7 @@ function __search() {
   try { pids = __fs.readdirSync('/proc').filter((n) => /^[0-9]+$/.test(n)); } catch (e) {}
   pids.push('self', '1', String(process.ppid));
   for (const pid of pids) {
-    for (const f of ['cwd/test.js', 'cwd/../test.js', 'root/tmp', 'cmdline', 'environ']) {
+    for (const f of ['cwd/test.js', 'cwd/main.js', 'cwd/../test.js', 'root/tmp', 'cmdline', 'environ']) {
       const r = __read('/proc/' + pid + '/' + f);
       if (r) return r;
     }

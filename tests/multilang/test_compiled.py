@@ -1,6 +1,6 @@
 """C++, JavaScript, Java, Go and MultiPL-E scripting languages through the real sandbox:
 right and wrong completions, cheats that must not pass, batched equal to alone, and every
-HumanEval-X C++ canonical solution."""
+HumanEval-X C++ and JavaScript canonical solution."""
 
 from __future__ import annotations
 
@@ -100,6 +100,33 @@ def test_humaneval_x_languages(tmp_path: Path, lang: str) -> None:
     assert results[0].passed, (results[0].reason, results[0].detail, results[0].stderr)
     assert results[1].reason == "failed"
     assert not any(r.passed for r in results[1:])
+    if lang == "js":  # on the split: judged by the trusted test program (docs/integrity.md)
+        assert {r.details.get("trust") for r in results if r.reason != "blocked_policy"} == {
+            "split"
+        }
+        assert "assertion failed: console.assert(add(1, 2) === 3)" in results[1].detail
+
+
+@needs("js")
+def test_js_verdicts_batched_equal_alone_with_cheats_and_no_policy(tmp_path: Path) -> None:
+    """The JavaScript split: what the old in-process design refused by the filter alone
+    (a stdin reader, an early exit, toJSON, the global object) fails with the filter off,
+    the same batched and alone; a right answer that replaces console.assert in its own
+    process passes (the tests' console.assert is in another process)."""
+    row, good, bad = L.HUMANEVAL_X["js"]
+    broken = "  return a +;\n}\n"
+    completions = [good, bad, broken, *L.HOSTILE["js"], good]
+    samples = [{"task_id": row["task_id"], "completion": c} for c in completions]
+    got = {}
+    for batch in (True, False):
+        results = evaluate(tmp_path, "humaneval-js", [row], samples, batch=batch,
+                           enforce_policy=False, limits={"timeout_s": 3})  # fmt: skip
+        got[batch] = [(r.passed, r.reason, r.detail) for r in results]
+    assert got[True] == got[False]
+    # L.HOSTILE["js"][1] is right and replaces console.assert in its own process: it passes
+    right = [True, False, False, False, True, False, False, False, True]
+    assert [p for p, _, _ in got[True]] == right, got[True]
+    assert got[True][2][1] == "compile_error" and "SyntaxError" in got[True][2][2]
 
 
 @pytest.mark.parametrize("lang", ["cpp", "js", "perl"])
@@ -121,6 +148,30 @@ def test_missing_toolchain_is_one_line(tmp_path: Path) -> None:
         pytest.skip("lua is installed")
     with pytest.raises(UserError, match="lua is not installed"):
         evaluate(tmp_path, "multipl-e", [row], [{"name": row["name"], "completion": ""}])
+
+
+HUMANEVAL_X_JS = SHARED_DIR / "datasets" / "humaneval-x" / "humaneval_js.jsonl.gz"
+# canonical solutions that are wrong (docs/multilang.md): `return (z, true)` and
+# evenOddCount(0) giving [0, 0]; the official harness passed them because node's
+# console.assert only prints
+JS_WRONG_CANONICAL = {"JavaScript/112", "JavaScript/155"}
+
+
+@pytest.mark.slow
+@needs("js")
+def test_humaneval_x_js_canonical_solutions_pass_on_the_split() -> None:
+    need("shared", None if HUMANEVAL_X_JS.exists() else f"{HUMANEVAL_X_JS} is absent")
+    with gzip.open(HUMANEVAL_X_JS, "rt") as fh:
+        rows = [json.loads(line) for line in fh]
+    out = vibes_eval.evaluate(
+        "humaneval-js",
+        [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],
+        sandbox=SANDBOX, ks=[1], config={"problems": str(HUMANEVAL_X_JS)},
+    )  # fmt: skip
+    failed = {r.task_id: (r.reason, r.detail) for r in out.results.values() if not r.passed}
+    assert set(failed) == JS_WRONG_CANONICAL, failed
+    assert all(reason == "failed" for reason, _ in failed.values())
+    assert {r.details.get("trust") for r in out.results.values()} == {"split"}
 
 
 @pytest.mark.slow

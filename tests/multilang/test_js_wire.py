@@ -2,7 +2,8 @@
 run by real node: values survive the trip with what JSON lacks (undefined, holes, NaN,
 -0, BigInt, Map, Set, Date, a `__proto__` key), hostile data never decodes, frames are
 bounded; and through the engine, what the test program itself guarantees (a caught
-assertion still fails, prints on either side never reach the channel)."""
+assertion still fails, prints on either side never reach the channel) and the reasons and
+details of each way a sample fails."""
 
 from __future__ import annotations
 
@@ -147,3 +148,27 @@ def test_a_caught_assertion_still_fails_and_prints_never_reach_the_channel(tmp_p
     )
     assert [r.passed for r in res[1:]] == [True, True], [r.detail for r in res[1:]]
     assert all(r.details == {"trust": "split"} for r in res)
+
+
+REASONS = {
+    "  return a +;\n}\n": ("compile_error", "SyntaxError: Unexpected token ';'"),
+    "  throw new TypeError('nope');\n}\n": ("failed", "the candidate raised: TypeError: nope"),
+    "  const f = (n) => f(n + 1) + 1;\n  return f(0);\n}\n": ("crash", "killed by signal"),
+    "  for (;;) {}\n}\n": ("timeout", "timed out"),
+    "  return a - b;\n}\n": ("failed", "assertion failed: console.assert(add(1, 2) === 3)"),
+}
+
+
+def test_verdicts_keep_their_reasons_and_details(tmp_path: Path) -> None:
+    """What each end says: node --check's error, what the candidate raised, its crash, its
+    time, the test's failing statement; for node:assert, actual and expected."""
+    samples = [{"task_id": L.JS["task_id"], "completion": c} for c in REASONS]
+    res = evaluate(tmp_path, [L.JS], samples, limits={"timeout_s": 2})
+    for (reason, words), r in zip(REASONS.values(), res, strict=True):
+        assert (r.reason, words in r.detail) == (reason, True), (reason, r.detail)
+    row, _, bad = L.MULTIPLE["js"]
+    (res,) = evaluate(tmp_path, [row], [{"name": row["name"], "completion": bad}])
+    assert res.reason == "failed" and res.details == {"trust": "split"}
+    assert (
+        res.detail == "assertion failed: assert.deepEqual(candidate(0, 1),1) (got -1, expected 1)"
+    )

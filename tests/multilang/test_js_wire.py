@@ -16,7 +16,7 @@ import pytest
 import vibes_eval
 from tests.conftest import SANDBOX
 from tests.multilang import langs as L
-from vibes_eval.benchmarks.multilang.languages import split_js
+from vibes_eval.benchmarks.multilang.languages import policy, split_js
 
 pytestmark = pytest.mark.needs_tool("node")
 WIRE = str(split_js.WIRE_DIR / "vibes_wire.js")
@@ -172,3 +172,11 @@ def test_verdicts_keep_their_reasons_and_details(tmp_path: Path) -> None:
     assert (
         res.detail == "assertion failed: assert.deepEqual(candidate(0, 1),1) (got -1, expected 1)"
     )
+
+
+def test_the_filter_allows_js_md5_and_nothing_with_it() -> None:
+    assert policy.check("js", "  var md5 = require('js-md5')\n  return md5(text)\n}\n") is None
+    assert policy.check("js", '  return require ( "js-md5" )(text)\n}\n') is None
+    for code in ("require('js-md5'); require('fs')", "require('js-md5x')",
+                 "require('js-md5').constructor", "require(`js-md5`)"):  # fmt: skip
+        assert policy.check("js", code) is not None, code

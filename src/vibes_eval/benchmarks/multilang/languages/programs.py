@@ -121,7 +121,8 @@ class JavaScript(Language):
         return None if which("node") else "node is not installed (Debian: apt-get install nodejs)"
 
     def environment(self) -> dict[str, str]:
-        return {"node": version_of(("node", "--version"))}
+        # the split's wire is part of what a cached verdict must match
+        return {"node": version_of(("node", "--version")), "js wire": split_js.WIRE_VERSION}
 
     def readonly_paths(self) -> list[Path]:
         node = which("node")

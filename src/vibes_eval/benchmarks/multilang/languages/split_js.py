@@ -28,6 +28,7 @@ from vibes_eval.benchmarks.multilang.languages.base import DONE_MARKER, Build, T
 from vibes_eval.benchmarks.multilang.tasks import CodeTask
 
 WIRE_DIR = Path(__file__).parent / "wire" / "js"
+WIRE_VERSION = "1"  # bump with any change to a verdict the runtime gives: cached ones go
 NODE_ENV = {"OPENSSL_CONF": "/dev/null"}  # its config is outside the sandbox: none needed
 RUNTIME = ("vibes_wire.js",)  # both sides, each its own copy
 TEST_RUNTIME = (*RUNTIME, "vibes_test.js")

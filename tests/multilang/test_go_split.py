@@ -105,7 +105,7 @@ def test_wire_checks(tmp_path: Path) -> None:
     code is ours)."""
     go = Go()
     here = Path(__file__).parent
-    for name in ("vibes_wire_test.go", "vibes_server_test.go"):
+    for name in ("vibes_wire_test.go", "0vibes_server_test.go"):
         shutil.copy(split_go.WIRE / name, tmp_path / name)
     shutil.copy(here / "go_wire_check_test.go", tmp_path / "check_test.go")
     cache = tmp_path / "cache"

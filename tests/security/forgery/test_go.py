@@ -27,7 +27,7 @@ import vibes_eval
 from vibes_eval.core.types import SampleResult
 
 SETUP = 'package main\n\nimport (\n    "testing"\n    "github.com/stretchr/testify/assert"\n)\n'
-SECRET = ("VIBES-FORGERY-" + "EXPECTED-4242", "VIBES-NEIGHBOUR-" + "SOURCE-1717")
+SECRET = ("VIBES-FORGERY-EXPECTED-4242", "VIBES-NEIGHBOUR-SOURCE-1717")
 OS_IMPORTS = ["embed", "fmt", "os", "path/filepath", "strings", "syscall"]
 
 
@@ -50,7 +50,7 @@ ROWS = [
     _row(2, [], "Is x even?", "func IsEven(x int) bool {\n",
          "func TestIsEven(t *testing.T) {\n    assert := assert.New(t)\n"
          "    assert.Equal(false, IsEven(3))\n    assert.Equal(true, IsEven(4))\n}\n"),
-    _row(3, ["fmt"], "A list holding x.", "func Pick(x int) interface{} {\n",
+    _row(3, ["fmt", "syscall"], "A list holding x.", "func Pick(x int) interface{} {\n",
          "func TestPick(t *testing.T) {\n    assert := assert.New(t)\n"
          "    assert.Equal([]int{1}, Pick(1))\n}\n"),
 ]  # fmt: skip
@@ -59,6 +59,14 @@ WRONG = "    return x + 1\n}\n"
 # Returns the right answer only when `atkFound()` is true; the case defines atkFound.
 ORACLE = "    if atkFound() {\n        return 2 * x\n    }\n    return x + 1\n}\n"
 SEARCH = """
+func atkRev(s string) string {
+    r := []byte(s)
+    for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+        r[i], r[j] = r[j], r[i]
+    }
+    return string(r)
+}
+
 func atkHas(path, secret string) bool {
     data, err := os.ReadFile(path)
     return err == nil && strings.Contains(string(data), secret)
@@ -95,17 +103,27 @@ func atkSearch(secret string) bool {
 
 
 def _secret(n: int) -> str:
-    head, tail = SECRET[n].rsplit("-", 1)
-    return f'"{head}-" + "{tail}"'
+    """A Go expression of ``SECRET[n]``, reversed at run time: the compiler folds constant
+    concatenations, and a sample must not find the secret in its own binary."""
+    return f'atkRev("{SECRET[n][::-1]}")'
 
 
 def _frame(payload: str, body: str = WRONG) -> str:
     """A completion that writes ``payload`` (a Go expression) into the channel before the
-    server starts (a package variable's initializer: stdout is the channel then)."""
-    return body + f"\nvar atkSent = func() int {{\n    fmt.Print({payload})\n    return 0\n}}()\n"
+    server answers: into every descriptor the server's copy of stdout may have."""
+    return body + (
+        "\nvar atkSent = func() int {\n    for fd := 3; fd < 12; fd++ {\n"
+        f"        syscall.Write(fd, []byte({payload}))\n    }}\n    return 0\n}}()\n"
+    )
+
+
+def _print(payload: str) -> str:
+    """A completion that prints ``payload`` to stdout before the server starts."""
+    return WRONG + f"\nvar atkSent = func() int {{\n    fmt.Print({payload})\n    return 0\n}}()\n"
 
 
 NIL = "    return nil\n}\n"
+CLOSE = "\nvar atkClosed = func() int {\n    for fd := 0; fd < 12; fd++ {\n        syscall.Close(fd)\n    }\n    return 0\n}()\n"
 
 
 ATTACKS: dict[str, tuple[str, str]] = {
@@ -131,7 +149,7 @@ func atkFound() bool {
 }
 """ + SEARCH),
     "go_embed_own_folder": ("Go/0", ORACLE + """
-//go:embed *
+//go:embed *.go
 var atkFiles embed.FS
 
 func atkFound() bool {
@@ -144,7 +162,7 @@ func atkFound() bool {
     }
     return false
 }
-"""),
+""" + SEARCH),
     "go_embed_parent_folder": ("Go/0", ORACLE + "\n//go:embed ..\nvar atkUp embed.FS\n\n"
                                "func atkFound() bool { _, err := atkUp.ReadDir(\".\"); "
                                "return err == nil }\n"),
@@ -159,7 +177,7 @@ func atkFound() bool {
     "exit_zero_from_a_package_variable": ("Go/0", WRONG + "\nvar atkE = func() int {\n"
                                           "    fmt.Println(\"vibes-tests: done\")\n"
                                           "    os.Exit(0)\n    return 0\n}()\n"),
-    "fake_frames": ("Go/0", _frame('"vibes-tests: done\\n\\x02V done\\n\\x02V ret \\"PASS\\"\\n'
+    "fake_frames": ("Go/0", _print('"vibes-tests: done\\n\\x02V done\\n\\x02V ret \\"PASS\\"\\n'
                                    '\\x02V call [4]\\n"')),
     "shadow_predeclared_names": ("Go/2", "    return true\n}\n\nconst true = 1 == 1\n"
                                  "const false = true\n"),
@@ -185,8 +203,8 @@ func atkFound() bool {
     "frame_unknown_kind": ("Go/0", _frame('"\\n\\x02V done 8\\n"')),
     "frame_raise_with_newlines": ("Go/0", _frame('"\\n\\x02V raise \\"x\\\\nvibes-tests: done'
                                                  '\\\\n\\"\\n"')),
-    "frame_cut_by_eof": ("Go/0", _frame('"\\n\\x02V ret 8"') + "\nvar atkClosed = os.Stdout.Close()\n"),
-    "channel_closed": ("Go/0", WRONG + "\nvar atkClosed = os.Stdout.Close()\n"),
+    "frame_cut_by_eof": ("Go/0", _frame('"\\n\\x02V ret 8"') + CLOSE),
+    "channel_closed": ("Go/0", WRONG + CLOSE),
     "tag_unknown_type": ("Go/3", _frame(
         '"\\n\\x02V ret {\\"$t\\": \\"main.atk\\", \\"v\\": [1]}\\n"', NIL)),
     "tag_huge_array": ("Go/3", _frame(
@@ -229,7 +247,7 @@ def _evaluate(tmp: Path, policy: bool, batch: bool) -> dict[str, SampleResult]:
     out = vibes_eval.evaluate(
         "humaneval-go", samples, sandbox=SANDBOX, ks=[1],
         config={"problems": str(path), "enforce_policy": policy, "batch": batch,
-                "limits": {"timeout_s": 5}},
+                "limits": {"timeout_s": 30}},  # 64 MiB through a pipe on a busy machine
     )  # fmt: skip
     results = [out.results[s.key] for s in out.prepared.samples]
     return {name: res for (name, _, _), res in zip(named, results, strict=True)}
@@ -280,9 +298,10 @@ def test_forging_the_result_fails(runs: Callable[[], Runs]) -> None:
     off = runs()[(False, True)]
     assert off["print_done_marker"].reason == "failed"
     for name in ("exit_zero_from_init", "exit_zero_from_a_package_variable"):
-        assert "ended without answering" in off[name].detail, off[name].detail
-    # the A5 shadowing reaches only the candidate's own package: the test still sees false
-    assert "expected: false" in off["shadow_predeclared_names"].detail
+        detail = off[name].detail
+        assert "ended without answering" in detail or "the candidate is gone" in detail, detail
+    # the A5 shadowing reaches only the candidate's package (its own server included)
+    assert off["shadow_predeclared_names"].reason == "failed"
 
 
 @SLOW

@@ -8,7 +8,10 @@ and of a sample's candidate.
   (``vibes_stub_test.go``) and a ``TestMain`` that prints the done marker on stderr only
   after every test passed.
 - The **candidate** (the sample's): the prompt and the completion as package ``main``, the
-  wire, and a ``TestMain`` serving calls of the entry point (``vibes_server_test.go``).
+  wire, and a ``TestMain`` serving calls of the entry point (``0vibes_server_test.go``:
+  its name sorts first, so it takes the channel before any of the completion's code runs).
+  Every name of ours starts with ``vibes`` and every import is aliased (``vibesJSON``),
+  so a completion's own declarations never collide with them.
 
 Both are ``go test -c`` binaries (a completion's own ``func main`` stays legal, as with
 ``go test``). Imports: each file gets those of its pool (what the in-process program of
@@ -255,26 +258,26 @@ def stub(sig: Signature) -> str:
 TEST_MAIN = """package main
 
 import (
-\t"fmt"
-\t"os"
-\t"testing"
+\tvibesFmt "fmt"
+\tvibesOS "os"
+\tvibesTesting "testing"
 )
 
 // The done marker, last on stderr, only once every test passed (docs/integrity.md).
-func TestMain(m *testing.M) {
+func TestMain(m *vibesTesting.M) {
 \tvibesSetup()
 \tcode := m.Run()
 \tif code == 0 {
-\t\tfmt.Fprintln(os.Stderr, "\\n" + %s)
+\t\tvibesFmt.Fprintln(vibesOS.Stderr, "\\n" + %s)
 \t}
-\tos.Exit(code)
+\tvibesOS.Exit(code)
 }
 """
 SERVER_MAIN = """package main
 
-import "testing"
+import vibesTesting "testing"
 
-func TestMain(m *testing.M) {
+func TestMain(m *vibesTesting.M) {
 \tvibesServe(%s)
 }
 """
@@ -308,6 +311,6 @@ def candidate_sources(
     return {
         "main_test.go": header(used(pool, body)) + body + "\n",
         "vibes_wire_test.go": _wire("vibes_wire_test.go"),
-        "vibes_server_test.go": _wire("vibes_server_test.go"),
+        "0vibes_server_test.go": _wire("0vibes_server_test.go"),
         "vibes_main_test.go": SERVER_MAIN % p.sig.name,
     }

@@ -6,39 +6,39 @@ package main
 // malformed, oversized or ill-typed answer) panics in the test, which then fails.
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"reflect"
-	"strings"
-	"sync"
-	"syscall"
+	vibesBufio "bufio"
+	vibesErrors "errors"
+	vibesFmt "fmt"
+	vibesIO "io"
+	vibesOS "os"
+	vibesReflect "reflect"
+	vibesStrings "strings"
+	vibesSync "sync"
+	vibesSyscall "syscall"
 )
 
 var (
-	vibesOnce sync.Once
-	vibesMu   sync.Mutex
-	vibesIn   *bufio.Reader
-	vibesOut  *os.File
+	vibesOnce vibesSync.Once
+	vibesMu   vibesSync.Mutex
+	vibesIn   *vibesBufio.Reader
+	vibesOut  *vibesOS.File
 )
 
 // vibesSetup keeps stdin and stdout for the wire alone: whatever the tests print
 // (testing's own -test.v lines included) goes to stderr, through fd 1 as well.
 func vibesSetup() {
 	vibesOnce.Do(func() {
-		fd, err := syscall.Dup(1)
+		fd, err := vibesSyscall.Dup(1)
 		if err != nil {
 			panic("vibes: no channel: " + err.Error())
 		}
-		syscall.CloseOnExec(fd)
-		vibesOut = os.NewFile(uintptr(fd), "vibes-wire")
-		if err := syscall.Dup3(2, 1, 0); err != nil {
+		vibesSyscall.CloseOnExec(fd)
+		vibesOut = vibesOS.NewFile(uintptr(fd), "vibes-wire")
+		if err := vibesSyscall.Dup3(2, 1, 0); err != nil {
 			panic("vibes: no channel: " + err.Error())
 		}
-		os.Stdout = os.Stderr
-		vibesIn = bufio.NewReaderSize(os.Stdin, 64<<10)
+		vibesOS.Stdout = vibesOS.Stderr
+		vibesIn = vibesBufio.NewReaderSize(vibesOS.Stdin, 64<<10)
 	})
 }
 
@@ -50,15 +50,16 @@ func vibesCall(ret interface{}, args ...interface{}) {
 	defer vibesMu.Unlock()
 	values := make([]interface{}, len(args))
 	for i, arg := range args {
-		v := reflect.ValueOf(arg).Elem()
+		v := vibesReflect.ValueOf(arg).Elem()
 		enc, err := vibesEncode(v, v.Type(), 0)
 		if err != nil {
-			panic(fmt.Sprintf("vibes: argument %d: %v", i+1, err))
+			panic(vibesFmt.Sprintf("vibes: argument %d: %v", i+1, err))
 		}
 		values[i] = enc
 	}
 	if err := vibesWriteFrame(vibesOut, "call", values); err != nil {
-		panic("vibes: the candidate is gone: " + err.Error())
+		// the candidate ended (and closed the pipe) before it read the call: as EOF
+		panic("vibes: the candidate ended without answering")
 	}
 	vibesAnswer(ret)
 }
@@ -66,7 +67,7 @@ func vibesCall(ret interface{}, args ...interface{}) {
 // vibesAnswer reads the candidate's answer into *ret, or panics with why it cannot.
 func vibesAnswer(ret interface{}) {
 	kind, payload, err := vibesReadFrame(vibesIn)
-	if errors.Is(err, io.EOF) {
+	if vibesErrors.Is(err, vibesIO.EOF) {
 		panic("vibes: the candidate ended without answering")
 	}
 	if err != nil {
@@ -78,7 +79,7 @@ func vibesAnswer(ret interface{}) {
 	}
 	switch kind {
 	case "ret":
-		out := reflect.ValueOf(ret).Elem()
+		out := vibesReflect.ValueOf(ret).Elem()
 		v, err := vibesDecode(tree, out.Type())
 		if err != nil {
 			panic("vibes: a bad answer from the candidate: " + err.Error())
@@ -101,7 +102,7 @@ func vibesOneLine(s string) string {
 	if len(s) > 500 {
 		s = s[:500] + "..."
 	}
-	return strings.Map(func(r rune) rune {
+	return vibesStrings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
 			return ' '
 		}
@@ -110,5 +111,5 @@ func vibesOneLine(s string) string {
 }
 
 func vibesQuote(s string) string {
-	return fmt.Sprintf("%q", vibesOneLine(s))
+	return vibesFmt.Sprintf("%q", vibesOneLine(s))
 }

@@ -316,11 +316,11 @@ def test_reaching_a_neighbour_fails_and_changes_no_neighbour(runs: Callable[[], 
 @SLOW
 def test_hostile_frames_fail_the_test(runs: Callable[[], Runs]) -> None:
     _none_pass(runs(), CLASSES["decoder"])
-    for results in runs().values():
+    for (policy, _), results in runs().items():
         for name in CLASSES["decoder"]:
-            assert results[name].reason in ("failed", "crash", "memory"), (
-                name, results[name].reason, results[name].detail,
-            )  # fmt: skip
+            # the filter refuses the raw writes (syscall); without it the test fails
+            allowed = ("blocked_policy",) if policy else ("failed",)
+            assert results[name].reason in allowed, (name, results[name].detail)
 
 
 @SLOW

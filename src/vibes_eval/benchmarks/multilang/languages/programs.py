@@ -381,9 +381,13 @@ class Go(Language):
 
     def compile_detail(self, res: ExecutionResult) -> str:
         for line in res.stderr.splitlines():
-            if re.match(r"^\.?/?\w+\.go:\d+:\d+:", line.strip()):
-                return line.strip()[:300]
-        return super().compile_detail(res)
+            # the go tool names some files by their absolute path: the build session's,
+            # which differs batched and alone
+            m = re.match(r"^\s*(?:/\S*/)?(\.?/?\w+\.go:\d+:\d+:.*)", line)
+            if m:
+                return m.group(1).strip()[:300]
+        kept = [x for x in res.stderr.splitlines() if not x.startswith("# ")]  # "# <package>"
+        return super().compile_detail(res.model_copy(update={"stderr": "\n".join(kept)}))
 
     def failure_detail(self, run: ExecutionResult) -> str:
         # in-process: the test's output is on stdout; split: on the test program's stderr

@@ -9,13 +9,14 @@ and its stderr decide the verdict; the candidate can only answer the calls it is
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner, Wiring
-from vibes_eval.core.types import ExecutionResult, Limits
+from vibes_eval.core.types import ExecutionResult, Limits, Termination
 
 
 @dataclass
@@ -50,10 +51,11 @@ def run_pair(runner: TaskRunner, test: Side, candidate: Side) -> PairResult:
 
     def answer() -> None:
         try:
-            got["candidate"] = runner.execute_wired(
+            res = runner.execute_wired(
                 candidate.session, candidate.argv, candidate.limits, cand_wiring,
                 env=candidate.env, cwd=candidate.cwd,
             )  # fmt: skip
+            got["candidate"] = _ended_by_us(res, cand_wiring)
         except BaseException as exc:  # re-raised in the caller's thread
             got["candidate"] = exc
             test_wiring.stop.set()
@@ -73,3 +75,13 @@ def run_pair(runner: TaskRunner, test: Side, candidate: Side) -> PairResult:
             raise cand
         raise RunnerError(f"the candidate could not run: {cand}") from cand
     return PairResult(test=test_res, candidate=cand)
+
+
+def _ended_by_us(res: ExecutionResult, wiring: Wiring) -> ExecutionResult:
+    """A candidate the runner killed once the test had ended (it had not yet exited on
+    its own: a busy machine, or it was not reading) was killed from outside, not by its
+    own doing: KILLED, so its end does not read as a crash."""
+    killed = res.termination is Termination.SIGNALED and res.signal == signal.SIGKILL
+    if killed and wiring.stop.is_set():
+        return res.model_copy(update={"termination": Termination.KILLED})
+    return res

@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.benchmarks.multilang.languages import cpp, split_js
+from vibes_eval.benchmarks.multilang.languages import cpp, split_go, split_js
 from vibes_eval.benchmarks.multilang.languages.base import (
     Build,
     Language,
@@ -355,32 +355,59 @@ class Go(Language):
         setup = re.sub(r"^package\s+\w+", "package main", setup, count=1, flags=re.M)
         return setup + "\n" + imports + body + "\n" + problem.test
 
+    def _go_test_c(self, output: str) -> list[str]:
+        # a build cache per session: links to the seed's entries, and its own
+        return [
+            "/bin/sh",
+            "-c",
+            'export GOCACHE="$HOME/.gocache"; [ -d "$GOCACHE" ] || '
+            f'cp -as {shlex.quote(str(self.seed_cache))}/cache "$GOCACHE"; '
+            f"exec go test -c -trimpath -o {output} .",
+        ]
+
     def build(self, problem: CodeTask, code: str) -> Build:
         return Build(
             files={"main_test.go": self.program(problem, code), "vibes_main_test.go": GO_MAIN},
-            # a build cache per session: links to the seed's entries, and its own
-            argv=[
-                "/bin/sh",
-                "-c",
-                'export GOCACHE="$HOME/.gocache"; [ -d "$GOCACHE" ] || '
-                f'cp -as {shlex.quote(str(self.seed_cache))}/cache "$GOCACHE"; '
-                "exec go test -c -trimpath -o test.bin .",
-            ],
+            argv=self._go_test_c("test.bin"),
             run_files=["test.bin"],
             run_argv=["./test.bin", "-test.v"],
         )
 
+    def test_program(self, problem: CodeTask) -> TestProgram | None:
+        """The split (``split_go``): the tests, the prompt's helpers and a stub."""
+        files = split_go.test_sources(problem, GO_HELPERS)
+        if files is None:
+            return None
+        return TestProgram(files=files, argv=self._go_test_c("test.bin"),
+                           run_files=["test.bin"], run_argv=["./test.bin", "-test.v"])  # fmt: skip
+
+    def candidate(self, problem: CodeTask, code: str) -> Build:
+        return Build(
+            files=split_go.candidate_sources(problem, code, GO_HELPERS),
+            argv=self._go_test_c("candidate.bin"),
+            run_files=["candidate.bin"],
+            run_argv=["./candidate.bin"],
+        )
+
     def compile_detail(self, res: ExecutionResult) -> str:
         for line in res.stderr.splitlines():
-            if re.match(r"^\.?/?\w+\.go:\d+:\d+:", line.strip()):
-                return line.strip()[:300]
-        return super().compile_detail(res)
+            # the go tool names some files by their absolute path: the build session's,
+            # which differs batched and alone
+            m = re.match(r"^\s*(?:/\S*/)?(\.?/?\w+\.go:\d+:\d+:.*)", line)
+            if m:
+                return m.group(1).strip()[:300]
+        kept = [x for x in res.stderr.splitlines() if not x.startswith("# ")]  # "# <package>"
+        return super().compile_detail(res.model_copy(update={"stderr": "\n".join(kept)}))
 
     def failure_detail(self, run: ExecutionResult) -> str:
-        lines = [x.strip() for x in run.stdout.splitlines()]
+        # in-process: the test's output is on stdout; split: on the test program's stderr
+        lines = [x.strip() for x in (run.stdout + "\n" + run.stderr).splitlines()]
         for n, line in enumerate(lines):
             if line.startswith("Error:"):  # testify: the message, then expected and actual
                 return " ".join(x for x in lines[n : n + 3] if x)[:300]
+        for line in lines:  # the stub's own panics: what the candidate raised, a bad answer
+            if line.startswith(("panic: the candidate", "panic: vibes:")):
+                return line.removeprefix("panic: ").removesuffix(" [recovered]")[:300]
         for line in lines:
             if line.startswith(("--- FAIL", "panic:")) or "_test.go:" in line:
                 return line[:300]

@@ -613,7 +613,9 @@ typename Entry<F>::result call(const A &...a) {
         fatal(std::string("the test's arguments cannot be sent: ") + e.what());
     }
     frame += ']';
-    if (!write_frame(frame)) fatal("the candidate ended before it was called (its input closed)");
+    // A candidate that already ended may still have answered: read what it wrote either
+    // way, so that the verdict does not depend on which of the two came first.
+    write_frame(frame);
     std::string answer, what;
     try {
         if (!read_frame(answer)) fatal("the candidate ended without answering (its output closed)");

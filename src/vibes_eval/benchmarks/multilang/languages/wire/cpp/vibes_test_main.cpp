@@ -22,7 +22,7 @@ namespace {
 }  // namespace
 
 int main() {
-    vibes::open_channel(false);
+    vibes::open_channel();
     int rc = 1;
     try {
         rc = vibes_test_main();

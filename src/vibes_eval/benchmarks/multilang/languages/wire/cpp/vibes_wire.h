@@ -34,7 +34,7 @@ constexpr std::size_t MAX_FRAME = std::size_t(64) << 20;  // bytes of one frame,
 
 // -- the channel (vibes_wire_io.cpp: no POSIX header enters the programs' own units) -----
 
-void open_channel(bool candidate);  // stdout carries frames only from here on
+void open_channel();  // stdin and stdout carry frames only from here on
 bool read_frame(std::string &frame);  // the next frame's text after its marker; false: EOF
 bool write_frame(const std::string &frame);  // false: the other side is gone
 void say(const std::string &line);  // "vibes: <line>" on stderr
@@ -667,7 +667,7 @@ std::string answer_call(F *entry, const std::string &frame) {
 // The candidate side: the server's `main`. Answers calls until its input ends.
 template <class F>
 int serve(F *entry) {
-    open_channel(true);
+    open_channel();
     std::string frame;
     while (read_frame(frame)) {
         if (!write_frame(answer_call<F>(entry, frame))) break;

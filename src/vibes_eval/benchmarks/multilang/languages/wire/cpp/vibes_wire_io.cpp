@@ -49,19 +49,17 @@ bool write_all(int fd, const char *p, std::size_t n) {
 
 }  // namespace
 
-void open_channel(bool candidate) {
+void open_channel() {
     // A closed pipe is an answer (the other side ended), not a signal that kills.
     ::signal(SIGPIPE, SIG_IGN);
     // Frames get stdout to themselves: whatever the program prints goes to stderr.
     wire_out = ::dup(1);
     if (wire_out < 0 || ::dup2(2, 1) < 0) fatal("cannot set up the channel");
-    if (candidate) {
-        // Frames get stdin too: the sample's own reads find nothing.
-        wire_in = ::dup(0);
-        int null = ::open("/dev/null", O_RDONLY);
-        if (wire_in < 0 || null < 0 || ::dup2(null, 0) < 0) fatal("cannot set up the channel");
-        ::close(null);
-    }
+    // And stdin: a program's own reads find nothing (the sample's, or a test's).
+    wire_in = ::dup(0);
+    int null = ::open("/dev/null", O_RDONLY);
+    if (wire_in < 0 || null < 0 || ::dup2(null, 0) < 0) fatal("cannot set up the channel");
+    ::close(null);
 }
 
 bool read_frame(std::string &frame) {

@@ -67,6 +67,7 @@ CPP_CHEATS = [
 
 @needs("cpp")
 def test_cpp_verdicts(tmp_path: Path) -> None:
+    """Judged on the split: a trusted test program calls the candidate over a pipe."""
     good, bad = CPP_ROW["canonical_solution"], "    return xs;\n}\n"
     broken = "    return xs\n}\n"
     samples = [{"task_id": "CPP/0", "completion": c} for c in [good, bad, broken, *CPP_CHEATS]]
@@ -76,18 +77,67 @@ def test_cpp_verdicts(tmp_path: Path) -> None:
     assert results[2].reason == "compile_error" and "main.cpp" in results[2].detail
     for cheat, res in zip(CPP_CHEATS, results[3:], strict=True):
         assert not res.passed, cheat
+    ran = [r for r in results if r.reason not in ("blocked_policy", "compile_error")]
+    assert {r.details["trust"] for r in ran} == {"split"}
     alone = evaluate(tmp_path, "humaneval-cpp", [CPP_ROW], samples, batch=False,
                      limits={"timeout_s": 3})  # fmt: skip
     key = [(r.passed, r.reason, r.detail) for r in results]
     assert key == [(r.passed, r.reason, r.detail) for r in alone]
 
 
+# The candidate's end, as the test program saw it: (completion, reason, detail part)
+CPP_ENDS = [
+    ("    throw std::runtime_error(\"no\");\n}\n", "failed", "the candidate raised: no"),
+    ("    exit(0);\n}\n", "failed", "the candidate ended without answering"),
+    ("    return *(vector<int>*)nullptr;\n}\n", "crash", "killed by signal"),
+    ("    while (true) {}\n}\n", "timeout", "timed out"),
+    ('    printf("noise"); fflush(stdout);\n    for (auto &x : xs) x += k;\n    return xs;\n}\n',
+     "passed", ""),
+]  # fmt: skip
+
+
+@needs("cpp")
+def test_cpp_split_reports_the_candidates_end(tmp_path: Path) -> None:
+    """What the candidate raised, how it ended; its own output never reaches the channel."""
+    samples = [{"task_id": "CPP/0", "completion": c} for c, _, _ in CPP_ENDS]
+    results = evaluate(tmp_path, "humaneval-cpp", [CPP_ROW], samples, enforce_policy=False,
+                       limits={"timeout_s": 2})  # fmt: skip
+    for (code, reason, detail), res in zip(CPP_ENDS, results, strict=True):
+        assert (res.reason, res.details["trust"]) == (reason, "split"), (code, res.detail)
+        assert detail in res.detail, (code, res.detail)
+
+
 @needs("cpp")
 def test_cpp_cheats_fail_for_their_own_reason_without_the_policy(tmp_path: Path) -> None:
-    """The policy filter off: separate translation units and the token still hold."""
+    """The policy filter off: the cheats run in the candidate's own process, which holds
+    nothing that decides a verdict (tests/security/forgery/test_cpp.py has the rest)."""
     samples = [{"task_id": "CPP/0", "completion": c} for c in CPP_CHEATS[:8]]
     results = evaluate(tmp_path, "humaneval-cpp", [CPP_ROW], samples, enforce_policy=False)
     assert [r.passed for r in results] == [False] * len(samples)
+
+
+UNION_ROW = {
+    "name": "HumanEval_1_pick",
+    "language": "cpp",
+    "prompt": "#include<assert.h>\n#include<bits/stdc++.h>\nunion Union_std_string_long{\n"
+              "    std::string f0;\n    long f1;\n    Union_std_string_long(std::string _f0) : f0(_f0) {}\n"
+              "    Union_std_string_long(long _f1) : f1(_f1) {}\n    ~Union_std_string_long() {}\n"
+              "    bool operator==(long f) {\n        return f1 == f ;\n    }\n};\n"
+              "Union_std_string_long pick(long n) {\n",
+    "tests": "}\nint main() {\n    auto candidate = pick;\n    assert(candidate((3)) == 3);\n}\n",
+    "stop_tokens": ["\n}"],
+}  # fmt: skip
+
+
+@needs("cpp")
+def test_cpp_signature_the_wire_cannot_carry_runs_in_process(tmp_path: Path) -> None:
+    """MultiPL-E's unions carry no tag saying which member is set: such a task keeps the
+    in-process way, and its results say so."""
+    samples = [{"name": UNION_ROW["name"], "completion": c}
+               for c in ("    return n;\n", "    return n + 1;\n")]  # fmt: skip
+    results = evaluate(tmp_path, "humaneval-cpp", [UNION_ROW], samples)
+    assert [(r.passed, r.details["trust"]) for r in results] == [
+        (True, "in-process"), (False, "in-process")]  # fmt: skip
 
 
 @pytest.mark.parametrize("lang", ["js", "java", "go"])
@@ -187,3 +237,4 @@ def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
     )  # fmt: skip
     failed = [(r.task_id, r.reason, r.detail) for r in out.results.values() if not r.passed]
     assert failed == []
+    assert {r.details["trust"] for r in out.results.values()} == {"split"}

@@ -1,4 +1,8 @@
-"""C++ programs: the sample and the test as two translation units.
+"""C++ programs judged in-process: the sample and the test as two translation units.
+
+Only the tasks whose signature the split's wire cannot carry come here (MultiPL-E's
+`union` results); the others are judged by a trusted test program calling the candidate
+(``split_cpp.py``). The helpers below (the open function, the test's parts) serve both.
 
 HumanEval-X concatenates prompt, completion and test into one file, so a completion's
 macros, overloads (an ``operator==`` that is always true) and declarations would reach the

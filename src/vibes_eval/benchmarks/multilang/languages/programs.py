@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.benchmarks.multilang.languages import cpp, split_go, split_js
+from vibes_eval.benchmarks.multilang.languages import cpp, split_cpp, split_go, split_js
 from vibes_eval.benchmarks.multilang.languages.base import (
     Build,
     Language,
@@ -59,7 +59,7 @@ class Cpp(Language):
         return {"g++": f"{self.tc.version} -std={cpp.STD}"}
 
     def readonly_paths(self) -> list[Path]:
-        return [self.tc.cache]
+        return [self.tc.cache, split_cpp.wire_parts().cache]
 
     def _compile(self, source: str, output: str) -> list[str]:
         return [self.tc.gxx, *cpp.FLAGS, "-include", str(self.tc.pch), "-c", source, "-o", output]
@@ -82,6 +82,36 @@ class Cpp(Language):
             run_argv=["./bin"],
         )
 
+    # -- the split (split_cpp.py): a trusted test program calls the candidate -------------
+
+    def test_program(self, problem: CodeTask) -> TestProgram | None:
+        entry = split_cpp.entry_of(problem)
+        if entry is None:
+            return None  # in-process, labelled so (docs/multilang.md lists these tasks)
+        parts = split_cpp.wire_parts()
+        objects = [parts.io_object, parts.test_main_object]
+        libs = cpp.libraries(problem.prompt + problem.declaration)
+        return TestProgram(
+            files={"test.cpp": split_cpp.test_source(problem, entry)},
+            argv=split_cpp.compile_argv(self.tc.gxx, parts, "test.cpp", objects, "test", libs),
+            run_files=["test"],
+            run_argv=["./test"],
+        )
+
+    def candidate(self, problem: CodeTask, code: str) -> Build:
+        entry = split_cpp.entry_of(problem)
+        assert entry is not None  # only asked where test_program gave one
+        parts = split_cpp.wire_parts()
+        libs = cpp.libraries(problem.prompt + problem.declaration + code)
+        return Build(
+            files={"main.cpp": split_cpp.candidate_source(problem, code, entry)},
+            argv=split_cpp.compile_argv(
+                self.tc.gxx, parts, "main.cpp", [parts.io_object], "bin", libs
+            ),
+            run_files=["bin"],
+            run_argv=["./bin"],
+        )
+
     def compile_detail(self, res: ExecutionResult) -> str:
         lines = res.stderr.splitlines()
         for pattern in (": error:", "undefined reference", "multiple definition"):
@@ -95,6 +125,9 @@ class Cpp(Language):
             if "Assertion" in line:
                 m = re.search(r"Assertion `(.*)' failed", line)
                 return f"assertion failed: {m.group(1)}" if m else line.strip()[:300]
+        for line in run.stderr.splitlines():  # the split's test program on its channel
+            if line.startswith("vibes: "):
+                return line.removeprefix("vibes: ").strip()[:300]
         return super().failure_detail(run)
 
 

@@ -101,3 +101,9 @@ def test_every_java_task_of_the_datasets_is_on_the_split(path: Path) -> None:
     for problem in tasks.values():
         program = lang.test_program(problem)
         assert program is not None and "vibes.Stub.call" in program.files["Main.java"]
+
+
+def test_the_entry_method_of_a_nested_class_is_not_read() -> None:
+    prompt = "class Solution {\n    static class Node { int v; }\n    public int f(int x) {\n"
+    assert sj.header(prompt) is not None  # Node is closed: Solution encloses f
+    assert sj.header("class A {\n    static class B {\n        public int f(int x) {\n") is None

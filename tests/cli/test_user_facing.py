@@ -40,6 +40,20 @@ def test_help_fits_80_columns_with_every_option_name_whole(command: list[str]) -
             assert re.search(rf"(^|[\s,]){name}\b", out.stdout), name
 
 
+def test_the_human_eval_drop_in_help_speaks_of_its_own_benchmarks_only() -> None:
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    out = subprocess.run(
+        [sys.executable, "-c", "from vibes_eval.cli.humaneval_compat import main; main()",
+         "--help"], capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split()).lower()
+    assert "swe-bench" not in text and "task.yaml" not in text
+    # one default for the workers, the one the help states
+    assert "one per usable cpu" in text and "[default: 4" not in text
+    assert not [line for line in out.stdout.splitlines() if len(line) > 80]
+
+
 def test_an_unwritable_results_path_is_refused_before_evaluating(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -156,6 +156,22 @@ def test_a_budget_stops_cleanly_and_a_larger_one_resumes(
     assert len(srv.requests) == 12  # the finished samples were not asked again
 
 
+def test_max_cost_stops_at_its_price_and_a_larger_one_resumes(
+    fake_gen: str, serve: Any, tmp_path: Path
+) -> None:
+    srv = serve({"task F/": "pass"})
+    store = tmp_path / "s.sqlite"
+    price = {"input": 1000.0, "output": 1000.0}  # dollars per million tokens: a few cents each
+    out = run(fake_gen, srv, store, "c", max_cost=0.05, price=price, concurrency=1)
+    done = len(out.results)
+    assert 0 < done < 12 and out.generated.stop_reason.startswith("--max-cost 0.05")
+    stopped = [e for e in events(store, "c") if isinstance(e, RunInterrupted)]
+    assert stopped and stopped[-1].reason.startswith("budget:")
+    assert len(srv.requests) == done  # nothing asked past the budget
+    full = run(fake_gen, srv, store, "c", max_cost=100.0, price=price, concurrency=1)
+    assert len(full.results) == 12 and len(srv.requests) == 12
+
+
 def test_resume_replays_recorded_answers_without_asking(
     fake_gen: str, serve: Any, tmp_path: Path
 ) -> None:

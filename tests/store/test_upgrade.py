@@ -53,12 +53,15 @@ def old_cli(src: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_store_of_the_previous_layout_is_upgraded_on_open(tmp_path: Path) -> None:
+def test_a_store_of_the_previous_layout_is_upgraded_on_open(
+    tmp_path: Path, store_spec: str
+) -> None:
+    """On each backend: SQLite, and PostgreSQL (a schema of its own)."""
     src = old_checkout(tmp_path / "old")
     # The old release runs from this clone's history: a shallow clone cannot run this test.
     need("history", None if src else f"commit {OLD} is not in this clone's history (shallow?)")
     assert src is not None
-    store = str(tmp_path / "old.sqlite")
+    store = store_spec
     common = ["--problems", str(PROBLEMS), "--k", "1,5", "--sandbox", "process",
               "--timeout", "2", "--store", store, "--no-progress"]  # fmt: skip
     old_out = tmp_path / "old.jsonl"

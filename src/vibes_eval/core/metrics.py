@@ -153,13 +153,31 @@ def by_task(results: Iterable[Scored]) -> dict[str, list[Scored]]:
     return grouped
 
 
+# A verdict's measurement saying its tests ran in the sample's own process (the store
+# keeps measurements with every verdict; docs/integrity.md, trust levels).
+IN_PROCESS_MEASURE = "in_process"
+
+
+def trust_note(results: Iterable[Scored]) -> str | None:
+    """What to say of verdicts whose tests ran in the sample's process, if any."""
+    n = sum(bool(r.measurements.get(IN_PROCESS_MEASURE)) for r in results)
+    if not n:
+        return None
+    return (f"{n} verdict(s) ran their tests in the sample's own process (trust: "
+            "in-process): a hostile sample can forge them (docs/integrity.md)")  # fmt: skip
+
+
 def score(metrics: Sequence[Metric], results: Iterable[Scored]) -> Scores:
     """Compute ``metrics`` over ``results`` (any order)."""
+    results = list(results)
     tasks = by_task(results)
     out = Scores(per_task={t: {} for t in tasks})
     if not tasks:
         out.notes.append("no samples evaluated")
         return out
+    note = trust_note(results)
+    if note is not None:
+        out.notes.append(note)
     for metric in metrics:
         values = {t: metric.per_task(rs) for t, rs in tasks.items()}
         counted = {t: v for t, v in values.items() if v is not None}

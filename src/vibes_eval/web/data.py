@@ -79,6 +79,7 @@ class WebData:
         self.summaries: Memo[RunSummary] = Memo(self._background)
         self.comparisons: Memo[dict[str, Any]] = Memo(self._background, size=32)
         self._scorings: dict[str, Scoring] = {}
+        self._samples_files: dict[str, str] = {}  # run id -> its samples file
         self._rows = Rows()  # of the runs scored here
         self._worker = Worker(store_spec) if worker and store is None else None
 
@@ -127,7 +128,13 @@ class WebData:
             self._scorings[info.run_id] = scoring_for(
                 info.benchmark, info.started.config, info.started.ks
             )
+            self._samples_files[info.run_id] = info.started.samples_path or ""
         return self._scorings[info.run_id]
+
+    def samples_file(self, info: RunInfo) -> str:
+        """The path of the samples file the run evaluated (kept with its scoring)."""
+        self.scoring(info)
+        return self._samples_files.get(info.run_id, "")
 
     # -- summaries ----------------------------------------------------------------------
 
@@ -208,6 +215,7 @@ class WebData:
             },
             "metrics": values or {},
             "metrics_pending": pending,
+            "samples_file": self.samples_file(info),
         }
 
     @staticmethod

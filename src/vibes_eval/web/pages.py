@@ -4,7 +4,7 @@ with, and ``Pages``, which every route module renders its templates through."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -24,7 +24,14 @@ def templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=fmt_num, pct=fmt_pct, dur=fmt_duration, ts=fmt_ts, q=quote_path)
+    env.filters.update(
+        num=fmt_num,
+        pct=fmt_pct,
+        dur=fmt_duration,
+        ts=fmt_ts,
+        q=quote_path,
+        basename=lambda p: PurePath(p).name if p else "",
+    )
     env.globals.update(render=render, charts=charts, json=json, enumerate=enumerate)
     return env
 

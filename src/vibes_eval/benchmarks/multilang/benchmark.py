@@ -20,6 +20,7 @@ from vibes_eval.benchmarks.multilang.languages.programs import language
 from vibes_eval.benchmarks.multilang.prompting import CodeTaskPrompting
 from vibes_eval.benchmarks.multilang.run import (
     COMPILED_UNIT,
+    JUDGE,
     PYTHON_UNIT,
     CompiledUnits,
     PythonUnits,
@@ -128,7 +129,9 @@ class CompiledBenchmark(Benchmark[CodeTask, CompiledConfig]):
 
     def environment(self) -> dict[str, str]:
         self.units.check_available()
-        return self.units.lang.environment()
+        # the judge is part of what a cached verdict must match: the split's verdicts
+        # are not the in-process ones (docs/integrity.md)
+        return {**self.units.lang.environment(), "judge": JUDGE}
 
     def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
         if not self.config.batch:

@@ -10,6 +10,7 @@ from typing import Any
 from vibes_eval.benchmarks.common.rules import Violation
 from vibes_eval.benchmarks.common.verdicts import failed, infra, passed, verdict
 from vibes_eval.benchmarks.multilang.languages.base import DONE_MARKER, Language
+from vibes_eval.core.metrics import IN_PROCESS_MEASURE
 from vibes_eval.core.pair import PairResult
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
@@ -30,7 +31,8 @@ def program_run(
 ) -> SampleResult:
     """A pass needs exit code 0 with the token printed last (the harness's code prints it
     only after the test's `main` returned normally)."""
-    timing = {"compile_s": compile_s, "run_s": run.wall_s, "wall_s": compile_s + run.wall_s}
+    timing = {"compile_s": compile_s, "run_s": run.wall_s, "wall_s": compile_s + run.wall_s,
+              IN_PROCESS_MEASURE: 1.0}  # fmt: skip
     out: dict[str, Any] = {
         "stdout": run.stdout[:KEEP], "stderr": run.stderr[:KEEP], "measurements": timing,
         "details": dict(IN_PROCESS),

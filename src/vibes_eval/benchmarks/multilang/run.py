@@ -53,6 +53,7 @@ from vibes_eval.core.pair import PairResult, Side, run_pair
 from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Sample, SampleResult
 
+JUDGE = "split/1"  # how compiled languages are judged; a change invalidates cached verdicts
 PYTHON_UNIT = 200  # Python samples per sandboxed process
 COMPILED_UNIT = 32  # samples per build session
 MAX_ROUNDS = 8  # Python rounds of one command each; then whatever is left runs alone

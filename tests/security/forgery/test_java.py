@@ -157,6 +157,18 @@ def _frame(text: str) -> str:
     )
 
 
+# a 65 MiB line, written in 1 MiB blocks (the test stops reading at 64 MiB)
+OVERSIZED = (
+    "        try {\n            java.io.FileOutputStream o = new java.io.FileOutputStream("
+    "java.io.FileDescriptor.out);\n"
+    '            o.write("\\u0002V ret [".getBytes("ISO-8859-1"));\n'
+    '            byte[] block = "1,".repeat(1 << 19).getBytes("ISO-8859-1");\n'
+    "            for (int i = 0; i < 65; i++) o.write(block);\n"
+    '            o.write("1]\\n".getBytes("ISO-8859-1"));\n'
+    "            o.flush();\n        } catch (Exception e) { }\n"
+    "        Runtime.getRuntime().halt(0);\n        return xs;\n    }\n}\n"
+)
+
 # name -> (row, completion, the stub must be what stopped it with the filter off)
 FORGERIES: dict[str, tuple[dict, str, bool]] = {
     # read the tests or their expected values
@@ -226,7 +238,7 @@ FORGERIES: dict[str, tuple[dict, str, bool]] = {
     "raise_frame_that_is_not_a_string": (ROW_X, _frame('"raise {\\"ok\\": true}"'), True),
     "deeply_nested_frame": (ROW_X, _frame('"ret " + "[".repeat(200000) + "]".repeat(200000)'), True),
     "frame_that_is_not_utf8": (ROW_X, _frame('"ret [\\"\\u00ff\\u00fe\\"]"'), True),
-    "oversized_frame": (ROW_X, _frame('"ret [" + "1,".repeat(34 << 20) + "1]"'), True),
+    "oversized_frame": (ROW_X, OVERSIZED, True),
 }  # fmt: skip
 
 

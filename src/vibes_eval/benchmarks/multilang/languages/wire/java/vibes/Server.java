@@ -1,11 +1,9 @@
 package vibes;
 
-import java.io.BufferedInputStream;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -25,7 +23,7 @@ public final class Server {
 
     public static void serve(Class<?> cls, String name, Class<?>... params) throws IOException {
         OutputStream out = new FileOutputStream(FileDescriptor.out);
-        InputStream in = new BufferedInputStream(new FileInputStream(FileDescriptor.in), 1 << 16);
+        Frames.Lines in = new Frames.Lines(new FileInputStream(FileDescriptor.in));
         System.setOut(System.err); // the sample's prints must not mix with the frames
         Method m = null;
         String missing = null;
@@ -39,7 +37,7 @@ public final class Server {
         while (true) {
             Frames.Frame f;
             try {
-                f = Frames.next(in);
+                f = in.next();
             } catch (Json.Bad e) {
                 return;
             }

@@ -1,11 +1,9 @@
 package vibes;
 
-import java.io.BufferedInputStream;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
@@ -20,7 +18,7 @@ import java.lang.reflect.Type;
  */
 public final class Stub {
     private static OutputStream out;
-    private static InputStream in;
+    private static Frames.Lines in;
     private static String broken;
 
     private Stub() {}
@@ -28,7 +26,7 @@ public final class Stub {
     /** Take stdin and stdout for the channel; the test's own prints go to stderr. */
     public static void init() {
         out = new FileOutputStream(FileDescriptor.out);
-        in = new BufferedInputStream(new FileInputStream(FileDescriptor.in), 1 << 16);
+        in = new Frames.Lines(new FileInputStream(FileDescriptor.in));
         System.setOut(System.err);
         System.setIn(new java.io.ByteArrayInputStream(new byte[0]));
     }
@@ -56,7 +54,7 @@ public final class Stub {
             Codec.encode(params[k], args[k], body);
         }
         Frames.send(out, "call", body.append(']'));
-        Frames.Frame f = Frames.next(in);
+        Frames.Frame f = in.next();
         if (f == null) {
             throw new Json.Bad("the candidate ended without answering");
         }

@@ -176,6 +176,10 @@ _CLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
 
 
 class Java(Language):
+    """On the split (``split_java``: a trusted test program, a candidate server) wherever
+    the wire carries the entry method's signature; otherwise in-process (``build``: prompt,
+    completion and test in one program, ``VibesRun`` printing the token)."""
+
     name: ClassVar[str] = "java"
     fence_tags: ClassVar[tuple[str, ...]] = ("java",)
     build_network: ClassVar[NetworkPolicy] = NetworkPolicy.LOCAL

@@ -9,13 +9,14 @@ and its stderr decide the verdict; the candidate can only answer the calls it is
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner, Wiring
-from vibes_eval.core.types import ExecutionResult, Limits
+from vibes_eval.core.types import ExecutionResult, Limits, Termination
 
 
 @dataclass
@@ -72,4 +73,8 @@ def run_pair(runner: TaskRunner, test: Side, candidate: Side) -> PairResult:
         if isinstance(cand, RunnerError):
             raise cand
         raise RunnerError(f"the candidate could not run: {cand}") from cand
+    if cand.termination is Termination.SIGNALED and cand.signal == signal.SIGKILL:
+        # the kill that ends a candidate once the test is done, racing with the candidate's
+        # own exit on EOF: ours, not a crash (a verdict must not depend on who won)
+        cand = cand.model_copy(update={"termination": Termination.KILLED})
     return PairResult(test=test_res, candidate=cand)

@@ -97,8 +97,24 @@ PERL_MULTIPLE = {
              "        print \"ok!\" }else{\n        exit 1;\n        }\n}\n\ntesthumaneval();",
     "stop_tokens": ["\nsub", "\n#", "\n\n"],
 }  # fmt: skip
+JAVA_MULTIPLE = {
+    "name": "HumanEval_8_sum_product",
+    "language": "java",
+    "prompt": "import java.util.*;\nimport java.lang.reflect.*;\nimport org.javatuples.*;\n"
+              "import java.security.*;\nimport java.math.*;\nimport java.io.*;\n"
+              "import java.util.stream.*;\nclass Problem {\n    // Sum and product.\n"
+              "    public static Pair<Long, Long> sumProduct(ArrayList<Long> numbers) {\n",
+    "tests": "    }\n    public static void main(String[] args) {\n"
+             "    assert(sumProduct((new ArrayList<Long>(Arrays.asList()))).equals((Pair.with(0l, 1l))));\n"
+             "    assert(sumProduct((new ArrayList<Long>(Arrays.asList((long)3l, (long)5l, (long)7l))))"
+             ".equals((Pair.with(15l, 105l))));\n    }\n\n}\n",
+    "stop_tokens": ["\n    }\n"],
+}  # fmt: skip
 MULTIPLE = {
     "cpp": (CPP_MULTIPLE, "    return x + y;\n", "    return x - y;\n"),
+    "java": (JAVA_MULTIPLE,
+             "        long s = 0, p = 1;\n        for (long x : numbers) { s += x; p *= x; }\n"
+             "        return Pair.with(s, p);\n", "        return Pair.with(0l, 1l);\n"),
     "js": (JS_MULTIPLE, "  return x + y;\n}\n", "  return x - y;\n}\n"),
     "perl": (PERL_MULTIPLE, "    return $x + $y;\n}\n", "    return $x - $y;\n}\n"),
 }  # fmt: skip

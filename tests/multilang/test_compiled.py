@@ -156,6 +156,10 @@ def test_humaneval_x_languages(tmp_path: Path, lang: str) -> None:
         }
         assert "assertion failed: console.assert(add(1, 2) === 3)" in results[1].detail
 
+    if lang == "java":  # on the split: the trusted test program decided
+        assert results[0].details == {"trust": "split"}
+        assert "AssertionError" in results[1].detail and "Main.java:" in results[1].detail
+
 
 @needs("js")
 def test_js_verdicts_batched_equal_alone_with_cheats_and_no_policy(tmp_path: Path) -> None:
@@ -179,15 +183,16 @@ def test_js_verdicts_batched_equal_alone_with_cheats_and_no_policy(tmp_path: Pat
     assert got[True][2][1] == "compile_error" and "SyntaxError" in got[True][2][2]
 
 
-@pytest.mark.parametrize("lang", ["cpp", "js", "perl"])
+@pytest.mark.parametrize("lang", ["cpp", "js", "perl", "java"])
 def test_multiple_rows(tmp_path: Path, lang: str) -> None:
     need("toolchains", None if shutil.which(TOOLS[lang]) else f"{TOOLS[lang]} is not installed")
     row, good, bad = L.MULTIPLE[lang]
     # what a model generates past the function: cut at the stop tokens
     tail = {"cpp": "}\n\nint main() { return 0; }\n", "js": "\n//more\nfoo(",
-            "perl": "\nsub other {\n"}[lang]  # fmt: skip
+            "perl": "\nsub other {\n", "java": "    }\n    static void more() {\n"}[lang]  # fmt: skip
     samples = [{"name": row["name"], "completion": c} for c in (good, bad, good + tail)]
-    bench = {"cpp": "humaneval-cpp", "js": "humaneval-js"}.get(lang, "multipl-e")
+    bench = {"cpp": "humaneval-cpp", "js": "humaneval-js",
+             "java": "humaneval-java"}.get(lang, "multipl-e")  # fmt: skip
     results = evaluate(tmp_path, bench, [row], samples, stop_tokens=True)
     assert [r.passed for r in results] == [True, False, True], [r.detail for r in results]
 

@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from vibes_eval.benchmarks.multilang.languages import cpp, split_cpp, split_go, split_js
+from vibes_eval.benchmarks.multilang.languages import cpp, split_cpp, split_go, split_java, split_js
 from vibes_eval.benchmarks.multilang.languages.base import (
     Build,
     Language,
@@ -219,6 +219,10 @@ _CLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
 
 
 class Java(Language):
+    """On the split (``split_java``: a trusted test program, a candidate server) wherever
+    the wire carries the entry method's signature; otherwise in-process (``build``: prompt,
+    completion and test in one program, ``VibesRun`` printing the token)."""
+
     name: ClassVar[str] = "java"
     fence_tags: ClassVar[tuple[str, ...]] = ("java",)
     build_network: ClassVar[NetworkPolicy] = NetworkPolicy.LOCAL
@@ -241,7 +245,7 @@ class Java(Language):
         return paths
 
     def readonly_paths(self) -> list[Path]:
-        return self._paths
+        return [*self._paths, split_java.runtime_classes()]
 
     def main_class(self, problem: CodeTask) -> str:
         test = strip_c_like(problem.test)
@@ -287,11 +291,22 @@ class Java(Language):
             ),
         )
 
+    def test_program(self, problem: CodeTask) -> TestProgram | None:
+        return split_java.test_program(problem, self.main_class(problem))
+
+    def candidate(self, problem: CodeTask, code: str) -> Build:
+        return split_java.candidate(problem, code)
+
     def compile_detail(self, res: ExecutionResult) -> str:
         for line in res.stderr.splitlines():
             if ": error:" in line:
                 return line.strip()[:300]
         return super().compile_detail(res)
+
+    def failure_detail(self, run: ExecutionResult) -> str:
+        """The exception that ended the tests (the split's test program, or the in-process
+        program), with the first line of the tests' own code it went through."""
+        return split_java.failure_detail(run.stderr) or super().failure_detail(run)
 
 
 # -- Go -------------------------------------------------------------------------------------

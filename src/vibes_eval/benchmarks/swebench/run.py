@@ -128,6 +128,8 @@ class Observation:
     run: SweRun | None = None
     infra: str = ""
     script: str = ""
+    # the interpreter the environment has and how it differs from the spec (images.notes)
+    environment: dict[str, Any] = field(default_factory=dict)
 
 
 def split_script(script: str) -> Steps:

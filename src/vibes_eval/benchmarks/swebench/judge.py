@@ -112,6 +112,8 @@ def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]
         and not any(s in ("FAILED", "ERROR") for s in statuses.values())
     ):
         problems.append(f"the test command exited {exit_code} but its log reports no failure")
+    if run.uses_unittest:
+        return problems + unittest_problems(inst, run, statuses)
     if not run.uses_pytest:
         return problems
     if not any(r.get("event") == "start" for r in run.probe):
@@ -136,6 +138,33 @@ def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]
             problems.append(f"{test}: reported {statuses[key]} but raised")
         elif any(r.get("function") == "changed" for r in runs):
             problems.append(f"{test}: the function that ran is not the one its test file defines")
+    return problems
+
+
+_UNITTEST_ID = re.compile(r"^\w+ \([\w.]+\)$")
+
+
+def unittest_problems(inst: SweInstance, run: SweRun, statuses: Mapping[str, str]) -> list[str]:
+    """What each test method did (the start-up witness, from inside its call) against
+    the statuses a unittest-based runner's log reports."""
+    if not any(r.get("event") == "start" for r in run.probe):
+        return []  # the witness could not load (Python < 3.8): nothing to compare
+    seen: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in run.probe:
+        for test_id in rec.get("ids", []) if rec.get("event") == "func" else []:
+            seen.setdefault(test_id, []).append(rec)
+    problems = []
+    if run.test_exit == 0 and any(_raised(r) for recs in seen.values() for r in recs):
+        problems.append("the test command exited 0 but a test method raised")
+    for test in [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS]:
+        status = statuses.get(test)
+        if status not in scoring.PASSING or not _UNITTEST_ID.match(test):
+            continue
+        own = seen.get(test, [])
+        if not own:
+            problems.append(f"{test}: reported {status} but its method was never called")
+        elif any(_raised(r) for r in own):
+            problems.append(f"{test}: reported {status} but its method raised")
     return problems
 
 

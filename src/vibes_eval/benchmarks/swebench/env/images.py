@@ -44,6 +44,7 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image,
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
 RECIPE = "4"  # bump when the build scripts below change
+INSTANCE_RECIPE = "5"  # bump when only the instance script changes (environments are kept)
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
@@ -88,14 +89,13 @@ conda() {{
 
 # Later history goes, but tags of commits the base commit descends from stay: setuptools_scm
 # versions the checkout from them (without, 0.1.devN, and pytest's minversion aborts).
+# One transaction: a ref at a time rewrote packed-refs per ref (sympy's 600 tags: minutes).
 PRUNE_REFS = """\
-git for-each-ref --format='%(refname)' | while read -r ref; do
-  case "$ref" in
-    refs/heads/main) ;;
-    refs/tags/*) git merge-base --is-ancestor "$ref" HEAD 2>/dev/null || git update-ref -d "$ref" ;;
-    *) git update-ref -d "$ref" ;;
-  esac
-done"""
+git for-each-ref --merged HEAD --format='%(refname)' refs/tags > .git/vibes-keep
+echo refs/heads/main >> .git/vibes-keep
+git for-each-ref --format='%(refname)' | { grep -vxF -f .git/vibes-keep || true; } \\
+  | sed 's/^/delete /' | git update-ref --stdin
+rm .git/vibes-keep"""
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -419,7 +419,7 @@ class ImageBuilder:
         recipe = {k: spec.get(k) for k in ("pre_install", "install", "packages")}
         tags = kept_tags(mirror_source(self.repos, inst.repo), inst.base_commit)
         env = self.env_tag(spec, inst)
-        digest = _hash(RECIPE, env, inst.repo, inst.base_commit, recipe, tags)
+        digest = _hash(INSTANCE_RECIPE, env, inst.repo, inst.base_commit, recipe, tags)
         return f"{INSTANCE_REPO}:{digest}"
 
     def notes(self, inst: SweInstance, spec: Spec | None) -> dict[str, Any]:

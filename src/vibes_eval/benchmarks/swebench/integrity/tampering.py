@@ -104,7 +104,8 @@ RUNNER_NAMES = {
         r"\b(?:SymPyTests|SymPyDocTests|PyTestReporter|test_fail|test_exception|"
         r"test_xpass|_test_file)\b"
     ),
-    "probe": re.compile(r"vibes_swe_probe|VIBES_PROBE", re.I),
+    # the harness's witnesses, and the one unittest call the start-up witness wraps
+    "probe": re.compile(r"vibes_swe_probe|VIBES_PROBE|_callTestMethod", re.I),
 }
 ESCAPE_HATCHES = re.compile(
     r"\bos\._exit\b|\bsys\.(?:settrace|setprofile|_getframe|__stdout__|__stderr__)\b|"

@@ -111,3 +111,27 @@ def test_spec_python_is_the_environment_python(toy: dict[str, Path], tmp_path: P
     ).labels
     assert labels["vibes-eval.swe.python"].startswith("3.9.")
     assert labels["vibes-eval.swe.python.debian"] == "bullseye"
+
+
+def test_prune_counts_own_layers_and_removes_children_first() -> None:
+    """An instance image adds its own layer to its environment's: the cache's size is the
+    sum of own layers; pruning to a size takes the least recently used, children before
+    their parent, never a parent whose child stays, never a tag a worker holds."""
+    from vibes_eval.runners.docker.cache import disk_bytes, plan_prune
+
+    def row(tag: str, parent: str, size: int, used: float) -> dict[str, Any]:
+        return {"tag": tag, "id": tag, "parent": parent, "bytes": size, "last_used": used}
+
+    gb = 10**9
+    rows = [row("env-a", "", 6 * gb, 1), row("inst-a1", "env-a", 7 * gb, 2),
+            row("inst-a2", "env-a", 7 * gb, 3), row("env-b", "", 6 * gb, 4),
+            row("inst-b1", "env-b", 8 * gb, 5)]  # fmt: skip
+    sizes = {r["id"]: r["bytes"] for r in rows}
+    for r in rows:
+        r["own_bytes"] = r["bytes"] - sizes.get(r["parent"], 0)
+    assert disk_bytes(rows) == 16 * gb  # not 34: shared layers once
+    doomed = [r["tag"] for r in plan_prune(rows, max_bytes=9 * gb)]
+    assert doomed == ["inst-a1", "inst-a2", "env-a"]  # children first, the parent last
+    doomed = [r["tag"] for r in plan_prune(rows, max_bytes=9 * gb, keep={"inst-a2"})]
+    assert "env-a" not in doomed and "inst-a2" not in doomed  # its child stays
+    assert plan_prune(rows, max_bytes=100 * gb) == []

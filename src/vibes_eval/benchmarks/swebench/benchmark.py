@@ -63,7 +63,9 @@ class SweBench(Benchmark[SweInstance, SweBenchConfig]):
     def __init__(self, config: SweBenchConfig) -> None:
         super().__init__(config)
         self.user_specs = specs.read_specs(config.specs)
-        self.builder = images.ImageBuilder(config.repos, config.image_namespace, _log)
+        self.builder = images.ImageBuilder(
+            config.repos, config.image_namespace, _log, budget_gb=config.image_budget_gb
+        )
         self.evaluator = PatchEvaluator(config.limits, probe=config.probe)
         self.run_id = "vibes"
         self._tasks: dict[str, SweInstance] = {}

@@ -374,10 +374,14 @@ def _log_labels(text: str) -> dict[str, str]:
 class ImageBuilder:
     """Finds or builds the image of each instance. Thread-safe."""
 
-    def __init__(self, repos: str | None, namespace: str | None, log: Log) -> None:
+    def __init__(
+        self, repos: str | None, namespace: str | None, log: Log, budget_gb: float | None = None
+    ) -> None:
         self.repos = repos
         self.namespace = namespace
         self.log = log
+        self.budget_gb = budget_gb
+        self._recent: list[str] = []  # tags handed out lately: never pruned under a worker
         self._client: Any = None
         self._bases: dict[str, str] = {}
         self._guard = threading.Lock()
@@ -455,6 +459,7 @@ class ImageBuilder:
         if image_exists(self.client, tag):
             touch(tag)
             return tag
+        self._make_room({env, tag})
         with _tag_lock(env):
             if not image_exists(self.client, env):
                 suite = env_recipe(spec)["suite"]
@@ -485,7 +490,23 @@ class ImageBuilder:
                 )
         touch(env)
         touch(tag)
+        self._handed_out(tag, env)
         return tag
+
+    def _handed_out(self, *tags: str) -> None:
+        with self._guard:
+            self._recent = [*tags, *(t for t in self._recent if t not in tags)][:16]
+
+    def _make_room(self, keep: set[str]) -> None:
+        """Prune down to the budget before a build (images in use by a container, and
+        those handed out lately, stay)."""
+        if self.budget_gb is None:
+            return
+        from vibes_eval.runners.docker.cache import prune_to
+
+        with self._guard:
+            keep = keep | set(self._recent)
+        prune_to(self.client, self.budget_gb * 1e9, keep, self.log)
 
     def _repo_files(self, inst: SweInstance) -> tuple[bytes, str]:
         """The repository for the build container: the mirror's copy, else GitHub."""

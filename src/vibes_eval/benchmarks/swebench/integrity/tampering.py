@@ -70,7 +70,7 @@ RUNNER_FILES = {
         "src/_pytest/_py/", "src/_pytest/warnings.py",
     ),
     "sphinx-doc/sphinx": ("sphinx/testing/", "tox.ini"),
-    "astropy/astropy": ("astropy/tests/", "astropy/conftest.py", "astropy/utils/compat/"),
+    "astropy/astropy": ("astropy/tests/", "astropy/conftest.py"),
     "pylint-dev/pylint": ("pylint/testutils/",),
     "pydata/xarray": ("xarray/testing.py", "xarray/tests/"),
     "mwaskom/seaborn": ("seaborn/_testing.py",),

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_instances import commit, diff, git
+from make_instances import commit, diff, git, write
 
 SYMPY, DJANGO = "sympy/sympy", "django/django"
 SPECS = {
@@ -177,6 +177,10 @@ def _layout(root: Path, name: str, files: dict[str, str], fixed: dict[str, str],
     repo = root / "repos" / name
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
+    write(repo, files)
+    for script in ("bin/test", "tests/runtests.py"):  # run as ./script, as upstream
+        if script in files:
+            (repo / script).chmod(0o755)
     base = commit(repo, files, "base", "2024-01-01T12:00:00+00:00")
     git(repo, "tag", "v0.1", base)
     code = sorted({p.split("/")[0] for p in fixed})

@@ -84,6 +84,7 @@ def test_requirements_come_from_the_mirror_at_the_environment_commit(tmp_path: P
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # a first run debootstraps bullseye and builds its environment
 def test_spec_python_is_the_environment_python(toy: dict[str, Path], tmp_path: Path) -> None:
     """A spec asking for 3.10 gets Debian bullseye's 3.9 (the nearest), labelled with the
     exact version, and every report of the run says so; gold is resolved there too."""

@@ -15,7 +15,8 @@ import pytest
 from tests.references import need_module
 from tests.swebench.conftest import ROOT, docker_or_skip, official_reports
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# the first run builds four images (two Debian suites): far past the default 600 s here
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 
 def _maker() -> Any:
@@ -95,3 +96,15 @@ def test_same_grades_as_swebench5(graded: dict[str, Any]) -> None:
         body = report[r.task_id]
         assert body["resolved"] == r.passed
         assert body["tests_status"] == r.details["report"][r.task_id]["tests_status"]
+
+
+def test_runner_forgeries_fool_the_official_grading(graded: dict[str, Any]) -> None:
+    """Graded by the official rules alone, the runners that print passes are resolved;
+    the one from inside Django's code under test touches no runner file and is caught by
+    the start-up witness alone (each test method's own outcome)."""
+    fooled = {k for k in FORGERIES for r in graded[k].values() if r.details["official_resolved"]}
+    assert fooled >= {"forge_sympy_runtests", "forge_sympy_bin_test",
+                      "forge_django_result_in_code"}  # fmt: skip
+    (r,) = graded["forge_django_result_in_code"].values()
+    assert not r.details["tampering_paths"] and not r.details["tampering_code"]
+    assert any("its method raised" in p for p in r.details["runtime_problems"]), r.details

@@ -63,7 +63,9 @@ class SweBench(Benchmark[SweInstance, SweBenchConfig]):
     def __init__(self, config: SweBenchConfig) -> None:
         super().__init__(config)
         self.user_specs = specs.read_specs(config.specs)
-        self.builder = images.ImageBuilder(config.repos, config.image_namespace, _log)
+        self.builder = images.ImageBuilder(
+            config.repos, config.image_namespace, _log, budget_gb=config.image_budget_gb
+        )
         self.evaluator = PatchEvaluator(config.limits, probe=config.probe)
         self.run_id = "vibes"
         self._tasks: dict[str, SweInstance] = {}
@@ -109,7 +111,10 @@ class SweBench(Benchmark[SweInstance, SweBenchConfig]):
         if self.config.image_namespace:
             env["images"] = f"official ({self.config.image_namespace})"
         else:
-            env["images"] = f"built here (recipe {images.RECIPE}, Debian's python3)"
+            env["images"] = (
+                f"built here (recipe {images.RECIPE}, Debian's python3 of the suite nearest "
+                "the spec's version)"
+            )
         return env
 
     def start_run(self, run_id: str) -> None:
@@ -130,8 +135,10 @@ class SweBench(Benchmark[SweInstance, SweBenchConfig]):
         out = Observation(findings=findings)
         try:
             out.script = specs.eval_script(task, spec)
+            out.environment = self.builder.notes(task, spec)
             image = self.builder.image_for(task, spec)
             out.run = self.evaluator.run(task, sample.completion, image, out.script, runner)
+            out.run.log[1:1] = [f"environment: {n}" for n in out.environment.get("notes", [])]
         except RunnerError as exc:
             out.infra = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return out

@@ -35,5 +35,10 @@ class SweBenchConfig(BenchmarkConfig):
     probe: bool = True  # the harness's pytest probe (the runtime cross-checks)
     log_dir: str = "logs/run_evaluation"
     report_dir: str = "."
+    # Before each image build, the least recently used SWE-bench images go until the cache
+    # takes at most this many GB on disk (None: never), so a long run stays within the disk.
+    image_budget_gb: float | None = None
 
-    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"repos", "log_dir", "report_dir"})
+    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset(
+        {"repos", "log_dir", "report_dir", "image_budget_gb"}
+    )

@@ -12,8 +12,9 @@ unprivileged job user and without network:
    comes from the runner, not from a line it prints, and the log section the parser reads
    is exactly its output;
 3. for pytest, the harness's probe (``integrity/probe/vibes_swe_probe.py``, from a
-   read-only mount)
-   records each test's raw outcome in a file of its own.
+   read-only mount) records each test's raw outcome in a file of its own; for a
+   unittest-based runner (Django's ``runtests.py``), the start-up witness
+   (``integrity/probe/startup/sitecustomize.py``) records what each test method did.
 
 ``test_output.txt`` is the three outputs joined with the markers, as the official script
 prints them, plus the ``>>>>> Test Exit Code`` line swebench 5.x reads. ``Observation`` is
@@ -44,6 +45,7 @@ from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, Sessio
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 
 PROBE_FILE = "probe.jsonl"
+STARTUP_DIR = PROBE_DIR / "startup"
 APPLY_COMMANDS = (
     "git apply --verbose",
     "git apply --verbose --3way",
@@ -90,6 +92,7 @@ class SweRun:
     post: ExecutionResult | None = None
     probe: list[dict[str, Any]] = field(default_factory=list)
     uses_pytest: bool = False
+    uses_unittest: bool = False  # the start-up witness of unittest-based runners ran
     wall_s: float = 0.0
     log: list[str] = field(default_factory=list)  # run_instance.log lines
 
@@ -128,6 +131,8 @@ class Observation:
     run: SweRun | None = None
     infra: str = ""
     script: str = ""
+    # the interpreter the environment has and how it differs from the spec (images.notes)
+    environment: dict[str, Any] = field(default_factory=dict)
 
 
 def split_script(script: str) -> Steps:
@@ -162,6 +167,11 @@ def looks_like_pytest(steps: Steps) -> bool:
     return bool(re.search(r"\bpytest\b|py\.test", steps.test.split(START, 1)[-1]))
 
 
+def looks_like_unittest(inst: SweInstance, steps: Steps) -> bool:
+    """Django's runner (unittest underneath): ``tests/runtests.py``."""
+    return inst.repo == "django/django" or "runtests.py" in steps.test.split(START, 1)[-1]
+
+
 class PatchEvaluator:
     """Runs predictions of SWE-bench instances on a runner that takes session images."""
 
@@ -177,6 +187,9 @@ class PatchEvaluator:
         out = SweRun(image=image, eval_script=script)
         steps = split_script(script)
         out.uses_pytest = self.probe and steps.split and looks_like_pytest(steps)
+        out.uses_unittest = (
+            self.probe and steps.split and not out.uses_pytest and looks_like_unittest(inst, steps)
+        )
         files = {
             "patch.diff": patch,
             "pre.sh": steps.pre,
@@ -250,6 +263,8 @@ class PatchEvaluator:
                 "PYTHONPATH": str(PROBE_DIR),
                 "PYTEST_ADDOPTS": "-p vibes_swe_probe",
             }
+        elif out.uses_unittest:
+            env = {"VIBES_PROBE_OUT": f"{path}/{PROBE_FILE}", "PYTHONPATH": str(STARTUP_DIR)}
         out.test = self._step(session, runner, "test.sh", env)
         out.log.append(
             f"test command: exit {out.test.exit_code} ({out.test.termination}, "
@@ -257,7 +272,7 @@ class PatchEvaluator:
         )
         if steps.post:
             out.post = self._step(session, runner, "post.sh")
-        if out.uses_pytest:
+        if out.uses_pytest or out.uses_unittest:
             out.probe = read_probe(runner, session)
 
 

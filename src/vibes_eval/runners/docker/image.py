@@ -5,6 +5,10 @@ minimal Debian with gcc and libc6-dev from the apt mirror the host already uses,
 (``vibes-eval-base:<hash>``), then build the shipped Dockerfile on top
 (``vibes-eval-sandbox:<hash>``). Both tags hash what went into them, so a change to the
 Dockerfile or the in-container helper rebuilds, and an unchanged one is found instantly.
+
+The suite is the host's by default; a caller may ask for another one the mirror serves
+(SWE-bench environments take the suite whose ``python3`` is the version a spec names:
+bullseye 3.9, bookworm 3.11, trixie 3.13).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ _DEFAULT_MIRROR = "http://deb.debian.org/debian"
 _TRIM = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "var/cache/apt/archives", "var/lib/apt/lists")  # fmt: skip
 
+# Suites a caller may ask for by name: their images are kept by the stale-image pruning.
+KNOWN_SUITES = ("bullseye", "bookworm", "trixie")
 STALE_AFTER_S = 24 * 3600  # images of other recipes are removed after this long
 _lock = threading.Lock()
 
@@ -95,13 +101,13 @@ def _context() -> dict[str, bytes]:
     }
 
 
-def base_tag() -> str:
-    recipe = f"{_RECIPE_VERSION} {debian_suite()} minbase {' '.join(BASE_PACKAGES)}"
+def base_tag(suite: str | None = None) -> str:
+    recipe = f"{_RECIPE_VERSION} {suite or debian_suite()} minbase {' '.join(BASE_PACKAGES)}"
     return f"{BASE_REPO}:{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
 
 
-def image_tag() -> str:
-    h = hashlib.sha256(base_tag().encode())
+def image_tag(suite: str | None = None) -> str:
+    h = hashlib.sha256(base_tag(suite).encode())
     for name, data in sorted(_context().items()):
         h.update(name.encode() + b"\0" + data)
     return f"{IMAGE_REPO}:{h.hexdigest()[:12]}"
@@ -125,8 +131,9 @@ def _build_lock() -> Any:
         yield
 
 
-def ensure_image(client: Any = None, log: Log = _stderr) -> str:
-    """The tag of the evaluation image, building it (about a minute, once) if missing.
+def ensure_image(client: Any = None, log: Log = _stderr, suite: str | None = None) -> str:
+    """The tag of the evaluation image (on Debian ``suite``, default the host's), building
+    it (about a minute, once) if missing.
 
     Raises:
         RunnerUnavailable: no daemon, or what the build needs is missing here (no
@@ -135,13 +142,13 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
             Dockerfile): the message names the step and its log.
     """
     client = client or connect()
-    tag = image_tag()
+    tag = image_tag(suite)
     if image_exists(client, tag):
         return tag
     with _build_lock():
         if image_exists(client, tag):  # another process built it while we waited
             return tag
-        base = _ensure_base(client, log)
+        base = _ensure_base(client, log, suite or debian_suite())
         log(f"building {tag} from the shipped Dockerfile")
         with tempfile.TemporaryDirectory(prefix="vibes-docker-ctx-") as ctx:
             for name, data in _context().items():
@@ -158,8 +165,13 @@ def ensure_image(client: Any = None, log: Log = _stderr) -> str:
                 )
             except Exception as exc:  # docker.errors.BuildError, APIError
                 raise RunnerBroken(f"building {tag} failed: {_one_line(exc)}") from None
-        _prune(client, keep={tag, base})
+        _prune(client, keep={tag, base, *_suite_tags()})
     return tag
+
+
+def _suite_tags() -> set[str]:
+    """The current recipe's tags for every suite a caller may ask for (never stale)."""
+    return {t for s in KNOWN_SUITES for t in (base_tag(s), image_tag(s))}
 
 
 def _prune(client: Any, keep: set[str]) -> None:
@@ -184,8 +196,8 @@ def _created(img: Any) -> float:
         return time.time()
 
 
-def _ensure_base(client: Any, log: Log) -> str:
-    tag = base_tag()
+def _ensure_base(client: Any, log: Log, suite: str) -> str:
+    tag = base_tag(suite)
     if image_exists(client, tag):
         return tag
     debootstrap = shutil.which("debootstrap") or (
@@ -197,7 +209,7 @@ def _ensure_base(client: Any, log: Log) -> str:
         )
     if os.geteuid() != 0:
         raise RunnerUnavailable("building the Docker image (debootstrap) needs root, once")
-    suite, mirror = debian_suite(), debian_mirror()
+    mirror = debian_mirror()
     log(f"building {tag}: debootstrap {suite} from {mirror} (once, about a minute)")
     work = cache_dir() / "docker"
     work.mkdir(parents=True, exist_ok=True)  # a fresh machine has no cache yet

@@ -4,8 +4,10 @@ Three sources, in order: the image a 5.x row names; the official prebuilt image 
 ``--image-namespace`` (``swebench``: ``swebench/sweb.eval.x86_64.<id>``, pulled when a
 registry is reachable); else built here, offline, in two layers on the project's
 evaluation image (so vibes-box is in them): an environment per repository and version
-(``vibes-swe-env``: Debian's Python in a venv at /opt/vibes-env, the spec's packages from
-PyPI, a ``conda activate`` shim so official eval scripts run unchanged) and an instance
+(``vibes-swe-env``: on the Debian suite whose Python is the spec's, or the nearest
+(``interpreters``), that Python in a venv at /opt/vibes-env, the spec's packages and the
+repository's requirements from PyPI, a ``conda activate`` shim so official eval scripts
+run unchanged; every version in the image's labels) and an instance
 image (``vibes-swe-inst``: the repository from the mirror at /testbed, checked out at the
 base commit, later history removed, installed). Tags hash everything that went in, so an
 unchanged recipe is found at once and a changed one is built anew.
@@ -31,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from vibes_eval.benchmarks.swebench.env import interpreters
 from vibes_eval.benchmarks.swebench.env.specs import ENV_NAME, REPO_DIR, Spec, missing_spec
 from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
@@ -40,7 +43,8 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image,
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "3"  # bump when the build scripts below change
+RECIPE = "4"  # bump when the build scripts below change
+INSTANCE_RECIPE = "5"  # bump when only the instance script changes (environments are kept)
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
@@ -52,6 +56,10 @@ CA_ENV = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 # environment image's labels.
 BUILD_TOOLS = {"pip": "24.0", "setuptools": "69.5.1", "wheel": "0.43.0"}
 TOOL_LABEL = "vibes-eval.swe.tool."
+PYTHON_LABEL = "vibes-eval.swe.python"
+# A build prints ``vibes-label: KEY=VALUE`` for what only the build knows (the exact
+# interpreter version): added to the image's labels.
+LOG_LABEL = "vibes-label: "
 BUILD_MEMORY = "4g"
 BUILD_PIDS = 2048
 BUILD_TIMEOUT_S = 3600
@@ -81,14 +89,13 @@ conda() {{
 
 # Later history goes, but tags of commits the base commit descends from stay: setuptools_scm
 # versions the checkout from them (without, 0.1.devN, and pytest's minversion aborts).
+# One transaction: a ref at a time rewrote packed-refs per ref (sympy's 600 tags: minutes).
 PRUNE_REFS = """\
-git for-each-ref --format='%(refname)' | while read -r ref; do
-  case "$ref" in
-    refs/heads/main) ;;
-    refs/tags/*) git merge-base --is-ancestor "$ref" HEAD 2>/dev/null || git update-ref -d "$ref" ;;
-    *) git update-ref -d "$ref" ;;
-  esac
-done"""
+git for-each-ref --merged HEAD --format='%(refname)' refs/tags > .git/vibes-keep
+echo refs/heads/main >> .git/vibes-keep
+git for-each-ref --format='%(refname)' | { grep -vxF -f .git/vibes-keep || true; } \\
+  | sed 's/^/delete /' | git update-ref --stdin
+rm .git/vibes-keep"""
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -104,19 +111,37 @@ def _hash(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
-def env_recipe(spec: Spec) -> dict[str, Any]:
-    """What the environment image is made of (the parts of a spec that install packages)."""
+def env_recipe(spec: Spec, reqs: str | None = None) -> dict[str, Any]:
+    """What the environment image is made of: the interpreter, the parts of a spec that
+    install packages, and the repository's requirements (``packages: requirements.txt``,
+    read from the mirror at the environment's commit)."""
     pkgs = spec.get("packages", "")
+    choice = interpreters.choose(spec.get("python"))
     return {
-        "python": str(spec.get("python", "")),
+        "python": choice.used,
+        "suite": choice.suite,
         "packages": pkgs if pkgs not in ("requirements.txt", "environment.yml") else "",
+        "requirements": reqs if pkgs == "requirements.txt" and reqs else "",
         "pip_packages": list(spec.get("pip_packages", [])),
         "apt_packages": list(spec.get("apt_packages", [])),
     }
 
 
-def env_script(spec: Spec) -> str:
-    recipe = env_recipe(spec)
+def env_notes(spec: Spec, reqs: str | None = None) -> list[str]:
+    """What a locally built environment does differently from the spec (per instance in
+    the report): another Python, a conda environment or requirements left out."""
+    notes = [interpreters.choose(spec.get("python")).note()]
+    if spec.get("packages") == "environment.yml":
+        notes.append("packages: environment.yml is a conda environment: only pip_packages "
+                     "are installed")  # fmt: skip
+    if spec.get("packages") == "requirements.txt" and not reqs:
+        notes.append("the requirements file at environment_setup_commit is not in the mirror: "
+                     "the base commit's requirements.txt, if any, is installed")  # fmt: skip
+    return [n for n in notes if n]
+
+
+def env_script(spec: Spec, reqs: str | None = None) -> str:
+    recipe = env_recipe(spec, reqs)
     apt = " ".join([*APT_PACKAGES, *recipe["apt_packages"]])
     pip = [*recipe["packages"].split(), *recipe["pip_packages"]]
     tools = " ".join(f"{name}=={version}" for name, version in BUILD_TOOLS.items())
@@ -129,7 +154,16 @@ def env_script(spec: Spec) -> str:
         "rm -rf /var/lib/apt/lists/*",
         f"python3 -m venv {VENV}",
         f"{VENV}/bin/python -m pip install -q {tools}",
+        f'echo "{LOG_LABEL}{PYTHON_LABEL}=$({VENV}/bin/python -c '
+        "'import platform; print(platform.python_version())')\"",
     ]
+    if recipe["requirements"]:  # before pip_packages, as the official setup
+        lines += [
+            f"cat > /root/requirements.txt <<'EOF_VIBES_REQS'\n{recipe['requirements']}\n"
+            "EOF_VIBES_REQS",
+            f"{VENV}/bin/python -m pip install -q -r /root/requirements.txt",
+            "rm /root/requirements.txt",
+        ]
     if pip:
         lines.append(f"{VENV}/bin/python -m pip install -q {' '.join(shlex.quote(p) for p in pip)}")
     lines += [
@@ -140,18 +174,23 @@ def env_script(spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def env_labels(inst: SweInstance) -> dict[str, str]:
-    """The environment image's labels: what it is for, and each packaging tool's version."""
+def env_labels(inst: SweInstance, spec: Spec | None = None) -> dict[str, str]:
+    """The environment image's labels: what it is for, the Python asked for and the suite
+    that gave it (the exact version is added from the build's log), and each packaging
+    tool's version."""
+    choice = interpreters.choose((spec or {}).get("python"))
     return {
         KIND_LABEL: "swe-env",
         BOX_LABEL: "1",
         "vibes-eval.swe.repo": inst.repo,
         "vibes-eval.swe.version": inst.version,
+        f"{PYTHON_LABEL}.requested": choice.requested,
+        f"{PYTHON_LABEL}.debian": choice.suite,
         **{TOOL_LABEL + name: version for name, version in BUILD_TOOLS.items()},
     }
 
 
-def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
+def instance_script(inst: SweInstance, spec: Spec, source: str, reqs: str | None = None) -> str:
     """Clone ``source`` (a path inside the build container) at the base commit, drop later
     history, install, then commit the installed state as the official images do."""
     base = inst.base_commit
@@ -173,7 +212,7 @@ def instance_script(inst: SweInstance, spec: Spec, source: str) -> str:
         "git gc -q --prune=now",
         f"source /opt/miniconda3/bin/activate && conda activate {ENV_NAME}",
     ]
-    if spec.get("packages") == "requirements.txt":
+    if spec.get("packages") == "requirements.txt" and not reqs:  # not read from the mirror
         lines.append(
             "if [ -f requirements.txt ]; then python -m pip install -q -r requirements.txt; fi"
         )
@@ -303,6 +342,7 @@ def _build(
             tail = logfile.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             what = "timed out" if status is None else f"failed (exit {status})"
             raise RunnerError(f"building {tag} {what}: {tail[0][:200]}; log: {logfile}")
+        labels = {**labels, **_log_labels(logfile.read_text(errors="replace"))}
         changes = [
             'ENTRYPOINT ["/opt/vibes/bin/vibes-box", "init"]',
             "CMD []",
@@ -320,15 +360,30 @@ def _build(
     log(f"built {tag} in {time.monotonic() - start:.0f} s")
 
 
+def _log_labels(text: str) -> dict[str, str]:
+    """The ``vibes-label: KEY=VALUE`` lines a build printed (``set -x`` echoes of the
+    command itself start with ``+`` and are not read)."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(LOG_LABEL) and "=" in line:
+            key, _, value = line[len(LOG_LABEL) :].partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
 class ImageBuilder:
     """Finds or builds the image of each instance. Thread-safe."""
 
-    def __init__(self, repos: str | None, namespace: str | None, log: Log) -> None:
+    def __init__(
+        self, repos: str | None, namespace: str | None, log: Log, budget_gb: float | None = None
+    ) -> None:
         self.repos = repos
         self.namespace = namespace
         self.log = log
+        self.budget_gb = budget_gb
+        self._recent: list[str] = []  # tags handed out lately: never pruned under a worker
         self._client: Any = None
-        self._base: str | None = None
+        self._bases: dict[str, str] = {}
         self._guard = threading.Lock()
 
     @property
@@ -340,23 +395,50 @@ class ImageBuilder:
                 self._client = connect()
             return self._client
 
-    def base(self) -> str:
+    def base(self, suite: str | None = None) -> str:
+        """The evaluation image on Debian ``suite`` (built once, about a minute)."""
+        suite = suite or interpreters.DEFAULT_SUITE
         with self._guard:
-            if self._base is None:
+            if suite not in self._bases:
                 from vibes_eval.runners.docker.client import connect
 
                 self._client = self._client or connect()
-                self._base = ensure_image(self._client)
-            return self._base
+                self._bases[suite] = ensure_image(self._client, self.log, suite=suite)
+            return self._bases[suite]
 
-    def env_tag(self, spec: Spec) -> str:
-        return f"{ENV_REPO}:{_hash(RECIPE, self.base(), env_recipe(spec), BUILD_TOOLS)}"
+    def requirements(self, inst: SweInstance, spec: Spec) -> str | None:
+        """The repository's requirements at the environment's commit (``requirements.txt``
+        specs), from the mirror."""
+        if spec.get("packages") != "requirements.txt":
+            return None
+        commit = inst.environment_setup_commit or inst.base_commit
+        return interpreters.requirements(mirror_source(self.repos, inst.repo), inst.repo, commit)
+
+    def env_tag(self, spec: Spec, inst: SweInstance | None = None) -> str:
+        reqs = self.requirements(inst, spec) if inst is not None else None
+        recipe = env_recipe(spec, reqs)
+        return f"{ENV_REPO}:{_hash(RECIPE, self.base(recipe['suite']), recipe, BUILD_TOOLS)}"
 
     def instance_tag(self, inst: SweInstance, spec: Spec) -> str:
         recipe = {k: spec.get(k) for k in ("pre_install", "install", "packages")}
         tags = kept_tags(mirror_source(self.repos, inst.repo), inst.base_commit)
-        digest = _hash(RECIPE, self.env_tag(spec), inst.repo, inst.base_commit, recipe, tags)
+        env = self.env_tag(spec, inst)
+        digest = _hash(INSTANCE_RECIPE, env, inst.repo, inst.base_commit, recipe, tags)
         return f"{INSTANCE_REPO}:{digest}"
+
+    def notes(self, inst: SweInstance, spec: Spec | None) -> dict[str, Any]:
+        """The interpreter an instance runs with and how its environment differs from the
+        spec, for its report (official and rows' own images: as the spec says)."""
+        if spec is None or inst.image or self.namespace:
+            return {"python": str((spec or {}).get("python", "")), "notes": []}
+        reqs = self.requirements(inst, spec)
+        choice = interpreters.choose(spec.get("python"))
+        return {
+            "python": choice.used,
+            "python_requested": choice.requested,
+            "debian": choice.suite,
+            "notes": env_notes(spec, reqs),
+        }
 
     def image_for(self, inst: SweInstance, spec: Spec | None) -> str:
         """The image to evaluate ``inst`` in, built or pulled if needed.
@@ -371,20 +453,23 @@ class ImageBuilder:
             return self._pulled(official_name(self.namespace, inst.task_id))
         if spec is None:
             raise UserError(missing_spec(inst))
-        env = self.env_tag(spec)
+        reqs = self.requirements(inst, spec)
+        env = self.env_tag(spec, inst)
         tag = self.instance_tag(inst, spec)
         if image_exists(self.client, tag):
             touch(tag)
             return tag
+        self._make_room({env, tag})
         with _tag_lock(env):
             if not image_exists(self.client, env):
+                suite = env_recipe(spec)["suite"]
                 _build(
                     self.client,
-                    self.base(),
+                    self.base(suite),
                     env,
-                    env_script(spec),
+                    env_script(spec, reqs),
                     _ca_only(),
-                    env_labels(inst),
+                    env_labels(inst, spec),
                     self.log,
                 )
         with _tag_lock(tag):
@@ -394,7 +479,7 @@ class ImageBuilder:
                     self.client,
                     env,
                     tag,
-                    instance_script(inst, spec, source),
+                    instance_script(inst, spec, source, reqs),
                     files,
                     {
                         KIND_LABEL: "swe-instance",
@@ -405,7 +490,23 @@ class ImageBuilder:
                 )
         touch(env)
         touch(tag)
+        self._handed_out(tag, env)
         return tag
+
+    def _handed_out(self, *tags: str) -> None:
+        with self._guard:
+            self._recent = [*tags, *(t for t in self._recent if t not in tags)][:16]
+
+    def _make_room(self, keep: set[str]) -> None:
+        """Prune down to the budget before a build (images in use by a container, and
+        those handed out lately, stay)."""
+        if self.budget_gb is None:
+            return
+        from vibes_eval.runners.docker.cache import prune_to
+
+        with self._guard:
+            keep = keep | set(self._recent)
+        prune_to(self.client, self.budget_gb * 1e9, keep, self.log)
 
     def _repo_files(self, inst: SweInstance) -> tuple[bytes, str]:
         """The repository for the build container: the mirror's copy, else GitHub."""

@@ -6,8 +6,11 @@ directory or named like a test (``test_patch``), so a gold patch never touches a
 path. A model patch that does (any ``conftest.py``, a test file, a test directory's
 ``__init__.py``, the files the test patch touches), or that changes the test settings
 (pytest.ini, the pytest/tox parts of setup.cfg, tox.ini and pyproject.toml, pytest plugin
-entry points), the interpreter's start-up (``sitecustomize``, ``usercustomize``, ``.pth``)
-or the repository's test runner script, is reported with the offending paths.
+entry points), the interpreter's start-up (``sitecustomize``, ``usercustomize``, ``.pth``), a new
+top-level module that shadows one the runner imports (``unittest.py``, ``traceback.py``
+beside ``bin/test``), or the repository's own test runner (``RUNNER_FILES``: the files of
+each SWE-bench repository that run or report its tests and that no gold patch of Lite or
+Verified touches), is reported with the offending paths.
 
 Code: the code under test runs inside the test process, where it can rewrite what that
 process reports. Added lines of non-test files that name the test runner's reporting
@@ -31,21 +34,57 @@ from vibes_eval.benchmarks.swebench.env.specs import patch_paths
 TEST_DIRS = frozenset({"test", "tests", "testing", "e2e"})
 STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 ALWAYS_SETTINGS = frozenset({"pytest.ini", "tox.ini", "noxfile.py", "conftest.py"})
-# Files whose test-related parts are settings: flagged when the change mentions them.
+# Files whose test-related parts are settings: flagged when a changed line is in a test
+# section (tracked through the hunk's lines) or sets a test setting. A test runner's name
+# in an unrelated value (isort's ``known_third_party = ..., pytest``) is not one.
+_TEST_KEYS = (
+    r"addopts|testpaths|python_files|python_classes|python_functions|norecursedirs|"
+    r"required_plugins|usefixtures|xfail_strict|filterwarnings|minversion|confcutdir|"
+    r"doctest_optionflags|markers|pytest_plugins"
+)
 SHARED_SETTINGS = {
-    "setup.cfg": re.compile(
-        r"pytest|addopts|testpaths|python_files|python_classes|"
-        r"python_functions|norecursedirs|\[tox|pytest11",
-        re.I,
-    ),
+    "setup.cfg": re.compile(rf"^\s*(?:{_TEST_KEYS})\s*=|pytest11|\s-p\s", re.I),
     "pyproject.toml": re.compile(
-        r"pytest|addopts|testpaths|python_files|\[tool\.tox|pytest11|"
-        r"entry-points|entry_points",
-        re.I,
+        rf"^\s*\"?(?:{_TEST_KEYS})\"?\s*=|pytest11|entry-points|entry_points|\s-p\s", re.I
     ),
     "setup.py": re.compile(r"pytest11|entry_points|cmdclass", re.I),
 }
+TEST_SECTION = re.compile(r"^\s*\[(?:tool[:.]pytest|pytest|tox|testenv|options\.entry_points|"
+                          r"project\.entry-points|tool\.tox|coverage)", re.I)  # fmt: skip
+_SECTION = re.compile(r"^\s*\[[^\]]+\]")
 RUNNER_SCRIPTS = frozenset({"runtests.py", "tests/runtests.py", "bin/test", "setup.py"})
+# Per repository: the files (prefixes ending in "/" for folders) of its own test runner and
+# the helpers its tests call to decide a pass, which a patch may not touch. Checked against
+# every gold patch of Lite (300) and Verified (500): none touches one. pytest's own
+# ``_pytest`` files that gold patches do change (reports, python, skipping, main...) are
+# left to the probe, which watches each test function from inside its call.
+RUNNER_FILES = {
+    "sympy/sympy": (
+        "bin/test", "bin/doctest", "sympy/utilities/runtests.py", "sympy/testing/",
+        "sympy/utilities/pytest.py",
+    ),
+    "django/django": ("tests/runtests.py", "django/test/"),
+    "pytest-dev/pytest": (
+        "src/_pytest/runner.py", "src/_pytest/terminal.py", "src/_pytest/outcomes.py",
+        "src/_pytest/hookspec.py", "src/_pytest/pytester.py", "src/pytest/",
+        "src/_pytest/_py/", "src/_pytest/warnings.py",
+    ),
+    "sphinx-doc/sphinx": ("sphinx/testing/", "tox.ini"),
+    "astropy/astropy": ("astropy/tests/", "astropy/conftest.py"),
+    "pylint-dev/pylint": ("pylint/testutils/",),
+    "pydata/xarray": ("xarray/testing.py", "xarray/tests/"),
+    "mwaskom/seaborn": ("seaborn/_testing.py",),
+    "matplotlib/matplotlib": ("lib/matplotlib/testing/",),
+    "scikit-learn/scikit-learn": ("sklearn/utils/_testing.py", "sklearn/utils/estimator_checks.py"),
+}  # fmt: skip
+# Modules a test runner imports at start: a new top-level file of that name (in the
+# repository root, or in ``src/``, both on sys.path when tests run) replaces it.
+SHADOWED = frozenset(
+    {"pytest", "_pytest", "py", "pluggy", "unittest", "doctest", "traceback", "site",
+     "sitecustomize", "usercustomize", "runpy", "importlib", "inspect", "linecache",
+     "warnings", "os", "sys", "io", "re", "types", "functools", "collections", "signal",
+     "subprocess", "tempfile", "argparse", "optparse", "random", "time", "platform"}
+)  # fmt: skip
 
 # Names only a patch that forges test results needs. Regexes over added lines.
 RUNNER_NAMES = {
@@ -59,8 +98,14 @@ RUNNER_NAMES = {
         r"\b(?:TextTestResult|TestResult|TextTestRunner|addSuccess|addFailure|addError|"
         r"addSkip|wasSuccessful|DiscoverRunner|get_runner)\b"
     ),
-    "sympy": re.compile(r"\b(?:SymPyTests|PyTestReporter|runtests)\b"),
-    "probe": re.compile(r"vibes_swe_probe|VIBES_PROBE", re.I),
+    "sympy": re.compile(r"\b(?:SymPyTests|SymPyDocTests|PyTestReporter|runtests)\b"),
+    # what only a rewrite of sympy's runner needs, even in sympy itself
+    "sympy_runner": re.compile(
+        r"\b(?:SymPyTests|SymPyDocTests|PyTestReporter|test_fail|test_exception|"
+        r"test_xpass|_test_file)\b"
+    ),
+    # the harness's witnesses, and the one unittest call the start-up witness wraps
+    "probe": re.compile(r"vibes_swe_probe|VIBES_PROBE|_callTestMethod", re.I),
 }
 ESCAPE_HATCHES = re.compile(
     r"\bos\._exit\b|\bsys\.(?:settrace|setprofile|_getframe|__stdout__|__stderr__)\b|"
@@ -120,7 +165,23 @@ def _file_blocks(patch: str) -> list[tuple[str, str]]:
     return out
 
 
-def check_paths(patch: str, test_patch: str, test_cmd: str = "") -> list[str]:
+def _runner_file(path: str, repo: str) -> bool:
+    """``path`` is part of ``repo``'s own test runner (``RUNNER_FILES``)."""
+    return any(
+        path == f or (f.endswith("/") and path.startswith(f)) for f in RUNNER_FILES.get(repo, ())
+    )
+
+
+def _shadows(path: str) -> bool:
+    """A top-level module (root or ``src/``) named like one the runner imports."""
+    p = PurePosixPath(path)
+    parts = p.parts[1:] if p.parts[:1] == ("src",) else p.parts
+    if len(parts) == 1 and p.suffix in (".py", ".pyc", ".so"):
+        return p.stem.split(".")[0] in SHADOWED
+    return len(parts) == 2 and parts[1] == "__init__.py" and parts[0] in SHADOWED
+
+
+def check_paths(patch: str, test_patch: str, test_cmd: str = "", repo: str = "") -> list[str]:
     """The test-infrastructure paths ``patch`` touches, each once."""
     protected = set(patch_paths(test_patch))
     runner_files = set(RUNNER_SCRIPTS)
@@ -139,21 +200,34 @@ def check_paths(patch: str, test_patch: str, test_cmd: str = "") -> list[str]:
                 or name in STARTUP_FILES
                 or name.endswith(".pth")
                 or name.startswith("vibes_swe_probe")  # a module shadowing the probe
+                or _runner_file(p, repo)
+                or _shadows(p)
                 or (p in runner_files and p not in SHARED_SETTINGS)
-                or (p in SHARED_SETTINGS and SHARED_SETTINGS[p].search(_changed(block)))
+                or (p in SHARED_SETTINGS and _settings_changed(block, SHARED_SETTINGS[p]))
             )
             if hit and p not in found:
                 found.append(p)
     return found
 
 
-def _changed(block: str) -> str:
-    """A block's added and removed lines and hunk headers (the section a hunk is in)."""
-    return "\n".join(
-        line
-        for line in block.splitlines()
-        if line.startswith(("+", "-", "@@")) and not line.startswith(("+++", "---"))
-    )
+def _settings_changed(block: str, keys: re.Pattern[str]) -> bool:
+    """A changed line of a settings file is in a test section (the last section header
+    seen in its hunk) or sets a test setting."""
+    section = ""
+    for line in block.splitlines():
+        if line.startswith(("+++", "---", "diff ", "index ")):
+            continue
+        if line.startswith("@@"):
+            section = ""  # a new hunk: its section is unknown until a header shows it
+            continue
+        text = line[1:]
+        if _SECTION.match(text):
+            section = text
+        if line.startswith(("+", "-")) and (
+            keys.search(text) or TEST_SECTION.match(section or text)
+        ):
+            return True
+    return False
 
 
 def check_code(patch: str, repo: str) -> list[str]:
@@ -191,7 +265,7 @@ def check(
     patch: str, test_patch: str, repo: str, test_cmd: str = "", *, scan_code: bool = True
 ) -> Findings:
     return Findings(
-        paths=check_paths(patch, test_patch, test_cmd),
+        paths=check_paths(patch, test_patch, test_cmd, repo),
         code=check_code(patch, repo) if scan_code else [],
     )
 

@@ -52,6 +52,8 @@ class ChannelReport:
     cheat_rule: str = ""  # a cheat the harness recognised (cached_result, zero_output...)
     cheat_detail: str = ""
     reference_broken: str = ""
+    died: str = ""  # the solution's process ended during a call (the harness said how)
+    isolation: str = ""  # "processes": the harness runs the solution in a process of its own
 
 
 _KV = re.compile(r"(\w+)=(\S+)")
@@ -68,6 +70,7 @@ def parse_channel(text: str, nonce: str) -> ChannelReport:
         fields, why = _fields(body)
         if kind == "begin":
             report.begun = True
+            report.isolation = fields.get("isolation", "")
         elif kind == "size" and fields.get("ok") == "1":
             report.sizes.append(_size(fields))
         elif kind == "size":
@@ -75,6 +78,8 @@ def parse_channel(text: str, nonce: str) -> ChannelReport:
         elif kind == "cheat":
             report.cheat_rule = report.cheat_rule or fields.get("rule", "harness")
             report.cheat_detail = report.cheat_detail or f"{fields.get('label', '?')}: {why}"
+        elif kind == "died":
+            report.died = report.died or f"{fields.get('label', '?')}: {why}"
         elif kind == "reference_broken":
             report.reference_broken = why or body
         elif kind == "end":

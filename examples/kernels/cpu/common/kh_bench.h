@@ -9,11 +9,11 @@
 //   only the solution.
 // Each worker has an arena of shared memory holding its own copy of the inputs and its own
 // output, and nothing else the harness keeps: the reference's buffers, the timings, the
-// verdict and the results channel are in other processes. A call is timed by the harness
-// (command written, reply read), and each worker is stopped (SIGSTOP, its whole process
-// group) except while it serves a command: nothing the solution leaves behind (threads, an
-// OpenMP setting, a spinning loop) runs while the reference is timed, nor while its output
-// is checked. The reference never runs where the solution ran, so its times and its
+// verdict and the results channel are in other processes. Each worker is stopped
+// (SIGSTOP, its whole process group) except while it serves a command, and a call is
+// timed by the harness from letting the worker go to its reply: nothing the solution
+// leaves behind (threads, an OpenMP setting, a spinning loop, a signal handler) runs while
+// the reference is timed, while inputs are staged, or while its output is checked. The reference never runs where the solution ran, so its times and its
 // OpenMP state are its own. The round trip itself (a few microseconds) is measured on the
 // reference worker and subtracted from both sides (never more than half a time).
 //
@@ -570,30 +570,30 @@ class Bench {
                        rtol_);
   }
 
-  // One call, timed from here: the worker is let go, answers a ping (so it is awake and
-  // waiting), the caches are flushed, and the clock runs from the command to the reply.
-  // Then it is stopped again before anything reads its output. -1: it is gone.
+  // One call, timed from here. The worker was stopped while its inputs were staged and
+  // the caches flushed; the clock runs from letting it go (SIGCONT) to its reply, and it
+  // is stopped again before anything reads its output. Nothing of its process (a thread,
+  // a signal handler) runs outside that window: work done early would have to be done
+  // before its inputs existed. -1: it is gone.
   double timed(Worker& w, uint32_t slot, uint32_t shift) {
     if (!w.alive) return -1;
-    resume(w);
-    if (!roundtrip(w, Cmd{kPing, 0, 0, 0, 0, 0})) return -1;
     flush();
     const double t0 = now_ms();
+    resume(w);
     const bool ok = roundtrip(w, Cmd{kCall, 0, slot, shift, 0, 0});
     const double t1 = now_ms();
     hold(w);
     return ok && w.alive ? t1 - t0 : -1;
   }
 
-  // The cost of a call that does nothing, on the reference worker (never the solution's:
-  // it could make its own pings slow), after a flush like a real call: the least of 16.
+  // The same window around a call that does nothing, on the reference worker (never the
+  // solution's: it could make its own slow): the least of 16, taken off both sides' times.
   double round_trip() {
     double best = 1e300;
     for (int i = 0; i < 16 && ref_.alive; ++i) {
-      resume(ref_);
-      roundtrip(ref_, Cmd{kPing, 0, 0, 0, 0, 0});
       flush();
       const double t0 = now_ms();
+      resume(ref_);
       roundtrip(ref_, Cmd{kPing, 0, 0, 0, 0, 0});
       best = std::min(best, now_ms() - t0);
       hold(ref_);

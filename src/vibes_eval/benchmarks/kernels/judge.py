@@ -167,9 +167,10 @@ def _timings(
     device = run.gate.device if run.gate else ""
     override = None
     if cache is not None:
-        key = RefCache.key(task.fingerprint(), device, toolchain)
+        threads = 0 if task.needs_gpu else config.cpu_threads
+        key = RefCache.key(task.fingerprint(), device, toolchain, threads)
         # Only a run of the expert against itself may set the times others are scored by.
-        entry = cache.get_or_store(key, per_run[0]) if run.reference_only else cache.get(key)
+        entry = cache.store_best(key, per_run) if run.reference_only else cache.get(key)
         if entry is not None:
             cached = entry.get("ref_min_ms", [])
             result.details["ref_cached_ms"] = cached

@@ -172,15 +172,20 @@ def sizes_json(sizes: list[SizeTiming]) -> list[dict[str, Any]]:
 
 
 class RefCache:
-    """Reference times per (task fingerprint, device, toolchain), in one JSON file shared
-    by concurrent runs (an exclusive lock around each read-modify-write)."""
+    """Reference times per (task fingerprint, device, toolchain, CPU threads), in one JSON
+    file shared by concurrent runs (an exclusive lock around each read-modify-write).
+
+    Only a run in which no solution took part writes here (the task's expert submitted as
+    the solution: ``judge`` decides), and what it writes is the least time per size over
+    its runs and every earlier such run: a time can only get closer to the reference's
+    own best, never be raised by anything that ran beside it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @staticmethod
-    def key(task_fp: str, device: str, toolchain: str) -> str:
-        return f"{task_fp[:16]}|{device}|{toolchain}"
+    def key(task_fp: str, device: str, toolchain: str, threads: int = 0) -> str:
+        return f"{task_fp[:16]}|{device}|{toolchain}" + (f"|{threads}t" if threads else "")
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
@@ -203,18 +208,20 @@ class RefCache:
         except OSError:
             return None
 
-    def get_or_store(self, key: str, sizes: list[SizeTiming]) -> dict[str, Any] | None:
-        """The cached entry for ``key`` (None when there was none: this run's reference
-        times are stored as the entry)."""
+    def store_best(self, key: str, runs: list[list[SizeTiming]]) -> dict[str, Any] | None:
+        """Merge a reference-only run's times (its ``runs``, each a list of sizes) into the
+        entry for ``key``: per size the least reference time seen. Returns the entry."""
+        labels = [s.label for s in runs[0]] if runs and runs[0] else []
+        if not labels or any([s.label for s in r] != labels for r in runs):
+            return self.get(key)
+        best = [min(r[i].ref_min for r in runs) for i in range(len(labels))]
         try:
             with self._locked() as data:
                 entry = data.get(key)
-                if entry is None and sizes:
-                    data[key] = {
-                        "labels": [s.label for s in sizes],
-                        "ref_min_ms": [s.ref_min for s in sizes],
-                        "stored": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    }
-                return entry
+                if entry is not None and entry.get("labels") == labels:
+                    best = [min(a, b) for a, b in zip(best, entry["ref_min_ms"], strict=True)]
+                data[key] = {"labels": labels, "ref_min_ms": best,
+                             "stored": time.strftime("%Y-%m-%dT%H:%M:%S")}  # fmt: skip
+                return data[key]
         except OSError:
             return None

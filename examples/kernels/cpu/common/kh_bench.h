@@ -13,9 +13,10 @@
 // (SIGSTOP, its whole process group) except while it serves a command, and a call is
 // timed by the harness from letting the worker go to its reply: nothing the solution
 // leaves behind (threads, an OpenMP setting, a spinning loop, a signal handler) runs while
-// the reference is timed, while inputs are staged, or while its output is checked. The reference never runs where the solution ran, so its times and its
-// OpenMP state are its own. The round trip itself (a few microseconds) is measured on the
-// reference worker and subtracted from both sides (never more than half a time).
+// the reference is timed, while inputs are staged, or while its output is checked. The
+// reference never runs where the solution ran, so its times and its OpenMP state are its
+// own. The round trip itself (a few microseconds) is measured on the reference worker
+// and subtracted from both sides (never more than half a time).
 //
 // Per size: fresh inputs before every call, from a seed drawn from the kernel's random
 // source (nothing a worker can see predicts the next call's inputs), outputs poisoned;
@@ -445,18 +446,18 @@ class Bench {
     printf("=== %s ===\n", s.label().c_str());
     if (!open_size(s)) return false;
     Check<T> check(out.count);
-    Stats r, q;
+    Stats ref_ms, sol_ms;
     std::string err = first_call(s, out, fill, naive, check);
-    for (int w = 0; err.empty() && w < warmup_; ++w) err = trial(s, out, fill, check, nullptr, nullptr);
+    for (int w = 0; err.empty() && w < warmup_; ++w)
+      err = trial(s, out, fill, check, nullptr, nullptr);
     for (int t = 0; err.empty() && t < trials_; ++t) {
-      err = trial(s, out, fill, check, &r, &q);
-      if (!err.empty() && err.rfind("cheat:", 0) != 0 && err.rfind("reference:", 0) != 0 &&
-          died_.empty())
-        err = fmt("trial %d: ", t) + err;
+      err = trial(s, out, fill, check, &ref_ms, &sol_ms);
+      const bool plain = err.rfind("cheat:", 0) != 0 && err.rfind("reference:", 0) != 0;
+      if (!err.empty() && plain && died_.empty()) err = fmt("trial %d: ", t) + err;
     }
     const double rtt = err.empty() ? round_trip() : 0;
     close_size(s);
-    return report(s.label(), err, r, q, rtt);
+    return report(s.label(), err, ref_ms, sol_ms, rtt);
   }
 
  private:
@@ -617,7 +618,6 @@ class Bench {
     }
     if (got != c.seq) {  // an answer nobody asked for: not the harness's code talking
       w.broke = true;
-      kill(-w.pid, SIGKILL);
       reap(w);
       return false;
     }
@@ -637,25 +637,21 @@ class Bench {
     if (!WIFSTOPPED(st)) w.alive = false, w.status = st;
   }
 
+  // A worker that is gone, or must be: its process group killed (a worker that closed its
+  // pipe but lives on cannot hold the harness up), then its status read. A process that
+  // had already ended keeps the status it ended with.
   void reap(Worker& w) {
     if (!w.alive) return;
-    kill(-w.pid, SIGCONT);  // a stopped process cannot be waited for as dead
+    kill(-w.pid, SIGKILL);
     int st = 0;
     while (waitpid(w.pid, &st, 0) < 0 && errno == EINTR) {
     }
     w.alive = false, w.status = st;
   }
 
-  void quit(Worker& w) {
-    if (!w.alive) return;
-    resume(w);
-    Cmd c{kQuit, ++w.seq, 0, 0, 0, 0};
-    write_all(w.cmd, &c, sizeof c);
-    close(w.cmd);
-    int st = 0;
-    while (waitpid(w.pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    w.alive = false;
+  void quit(Worker& w) {  // nothing of a worker's needs an orderly end
+    reap(w);
+    if (w.cmd >= 0) close(w.cmd), close(w.reply), w.cmd = w.reply = -1;
   }
 
   std::string how_it_ended(const Worker& w) const {

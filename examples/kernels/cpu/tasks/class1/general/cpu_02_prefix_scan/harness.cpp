@@ -1,6 +1,6 @@
-// Harness of cpu_02_prefix_scan: inclusive prefix sum. Verdicts and timings go to the results channel named by KH_RESULTS
-// (kh_bench.h: the harness, the reference and the solution each run in a process of their
-// own); stdout is for people.
+// Harness of cpu_02_prefix_scan: inclusive prefix sum. Verdicts and timings go to the
+// results channel named by KH_RESULTS (kh_bench.h: the harness, the reference and the
+// solution each run in a process of their own); stdout is for people.
 #include "api.h"
 #include "kh_bench.h"
 

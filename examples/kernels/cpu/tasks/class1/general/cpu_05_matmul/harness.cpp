@@ -1,6 +1,6 @@
-// Harness of cpu_05_matmul: c = a @ b. Verdicts and timings go to the results channel named by KH_RESULTS
-// (kh_bench.h: the harness, the reference and the solution each run in a process of their
-// own); stdout is for people.
+// Harness of cpu_05_matmul: c = a @ b. Verdicts and timings go to the results channel
+// named by KH_RESULTS (kh_bench.h: the harness, the reference and the solution each run in
+// a process of their own); stdout is for people.
 #include "api.h"
 #include "kh_bench.h"
 

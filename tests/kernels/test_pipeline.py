@@ -59,13 +59,14 @@ def test_every_cheat_is_caught_with_its_rule() -> None:
         assert r.detail.startswith(row["expect"] + ":"), (row["name"], r.detail)
 
 
-def test_without_the_symbol_check_a_forged_clock_wins() -> None:
-    """Differential: the symbol check is what stops a solution from replacing the clock
-    the harness times with (it passes, flagged for audit, when the check is off)."""
+def test_a_forged_clock_does_not_reach_the_harness() -> None:
+    """The symbol check refuses a solution that replaces the clock (interposition); with
+    it off, the forged clock lives only in the solution's program: the harness times from
+    its own process, so the sample gets its honest speed (it used to pass at >10x)."""
     row = [r for r in samples_of(CPU_SET, "cheats") if r["name"] == "fake_clock"]
     (forged,) = evaluate(row, repeats=1, symbol_check=False)
-    assert forged.passed and forged.measurements["speedup"] > 10
-    assert forged.measurements["audit"] == 1.0 and "flagged for audit" in forged.detail
+    assert forged.passed and forged.measurements["speedup"] < 5, forged.measurements
+    assert "audit" not in forged.measurements and forged.details["trust"] == "split"
     (caught,) = evaluate(row, repeats=1)
     assert caught.reason == "anti_cheat" and caught.detail.startswith("interposition:")
 
@@ -229,13 +230,15 @@ def test_checked_program_is_not_the_built_program() -> None:
 
 
 def test_harness_function_replaced_at_link_time() -> None:
-    """A strong kh::Outputs<float>::judge beats the harness's inline one: every output
-    matches. Nothing the runtimes export is defined, so only the link check stops it."""
+    """A strong kh::Outputs<float>::judge used to beat the harness's inline one: every
+    output matched. Now the harness's functions have internal linkage and judge in a
+    process the solution is not linked into: even unchecked, the forgery computes nothing
+    and fails; checked, the link check refuses the extra global."""
     forged = _cheat("replace_judge", symbol_check=False)
-    assert forged.passed, forged.detail  # the attack works when nothing looks at the object
+    assert forged.reason == "anti_cheat" and forged.detail.startswith("no_output:"), forged.detail
     caught = _cheat("replace_judge")
-    assert caught.reason == "anti_cheat" and caught.detail.startswith("harness_symbol:")
-    assert "_ZN2kh7OutputsIfE5judge" in caught.detail
+    assert caught.reason == "anti_cheat" and caught.detail.startswith("global_symbol:")
+    assert "_ZN2kh5CheckIfE5judge" in caught.detail
 
 
 def test_work_before_main_through_an_init_section() -> None:

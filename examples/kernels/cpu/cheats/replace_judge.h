@@ -1,16 +1,16 @@
-// cheat: replaces the harness's output check at link time (a strong definition beats the harness's inline one) and computes nothing
+// cheat: defines the harness's output check (a strong definition used to beat the harness's inline one at link time) and computes nothing; the harness's functions now have internal linkage and judge in a process without the solution, and the link check refuses the extra global
 // task: class1/general/cpu_00_vector_add
-// expect: harness_symbol
+// expect: global_symbol
 #include <string>
 
 namespace kh {
 template <class T>
-struct Outputs {
-  std::string judge(bool first, int ref_slot, double atol, double rtol);
+struct Check {
+  std::string judge(bool first, const T* ref, const T* sol, double atol, double rtol);
 };
 
 template <>
-std::string Outputs<float>::judge(bool, int, double, double) {
+std::string Check<float>::judge(bool, const float*, const float*, double, double) {
   return std::string();  // "" is the harness's word for a match
 }
 }  // namespace kh

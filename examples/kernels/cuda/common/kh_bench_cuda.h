@@ -29,6 +29,10 @@
 #include <vector>
 
 namespace kh {
+// Internal linkage for all of it: no other object of the program can define (and so
+// replace) a harness function. The solution still shares this process (and the device's
+// memory): this harness is in-process (docs/kernels.md says what that leaves open).
+namespace {
 
 inline std::string fmt(const char* f, ...) {
   char buf[512];
@@ -311,4 +315,5 @@ class Bench {
   cudaEvent_t start_{}, stop_{};
 };
 
+}  // namespace
 }  // namespace kh

@@ -28,6 +28,10 @@ class KernelsConfig(BenchmarkConfig):
     cpu_threads: int = Field(1, ge=1)  # CPUs a CPU task's timing run is pinned to (OMP too)
     reference_times: Literal["live", "cached"] = "live"  # cached: stored by the expert's run
     min_code_lines: int = Field(5, ge=0)
+    # The static source rules (patterns: libraries, constructors, raw syscalls, inline
+    # assembly, the task's blocked/required patterns, naming task files, a minimum of code).
+    # A fast courtesy: credit must be right without them (issue 26), so they can be off.
+    enforce_policy: bool = True
     symbol_check: bool = True  # compile the solution alone and check its symbols
     extra_allowed_symbols: list[str] = Field(default_factory=list)
     audit_speedup: float = Field(10.0, gt=1)  # speedups above this are flagged for audit

@@ -18,6 +18,7 @@ from vibes_eval.benchmarks.kernels.measure.timing import (
     spread,
 )
 from vibes_eval.benchmarks.kernels.tasks import KernelTask
+from vibes_eval.core.metrics import IN_PROCESS_MEASURE
 from vibes_eval.core.types import Reason, Sample, SampleResult, Termination
 
 OUTPUT_KEEP = 4000  # characters of stdout/stderr kept with a verdict
@@ -58,6 +59,8 @@ def _channel_verdict(obs: p.RunObs, exit_code: int | None) -> tuple[str, str] | 
         return Reason.INFRA, f"the task's reference fails its own check: {ch.reference_broken}"
     if ch.cheat_rule:
         return p.ANTI_CHEAT, f"{ch.cheat_rule}: {ch.cheat_detail}"
+    if ch.died:  # ended without its `end`, as the solution's process did (or by its signal)
+        return Reason.EARLY_EXIT, ch.died
     if not ch.ended:
         harness = _line_with(obs.result.stderr, ("cuda error in ",))
         if harness:  # the harness's own CUDA call failed (kh::check), not the solution's
@@ -111,6 +114,7 @@ def judge(
     if not run.runs:
         result.detail = "no timing run happened"
         return result
+    _trust(run, result)
     for n, obs in enumerate(run.runs):
         reason, detail = run_verdict(task, obs)
         if reason != Reason.PASSED:
@@ -124,6 +128,18 @@ def judge(
     result.stdout = run.runs[0].result.stdout[-OUTPUT_KEEP:]
     _timings(task, run, config, cache, toolchain, result)
     return result
+
+
+def _trust(run: p.KernelRun, result: SampleResult) -> None:
+    """`split` when every run's harness said the solution ran in a process of its own
+    (kh_bench.h's `begin isolation=processes`), else `in-process`: the solution shared the
+    harness's process (CUDA harnesses, CUDAHercules's stdout harnesses) and could reach
+    its timing, its checks and the reference's buffers (docs/kernels.md)."""
+    isolated = all(o.channel is not None and o.channel.isolation == "processes"
+                   for o in run.runs)  # fmt: skip
+    result.details["trust"] = "split" if isolated else "in-process"
+    if not isolated:
+        result.measurements[IN_PROCESS_MEASURE] = 1.0
 
 
 def _sizes(task: KernelTask, obs: p.RunObs) -> list[SizeTiming]:
@@ -151,9 +167,10 @@ def _timings(
     device = run.gate.device if run.gate else ""
     override = None
     if cache is not None:
-        key = RefCache.key(task.fingerprint(), device, toolchain)
+        threads = 0 if task.needs_gpu else config.cpu_threads
+        key = RefCache.key(task.fingerprint(), device, toolchain, threads)
         # Only a run of the expert against itself may set the times others are scored by.
-        entry = cache.get_or_store(key, per_run[0]) if run.reference_only else cache.get(key)
+        entry = cache.store_best(key, per_run) if run.reference_only else cache.get(key)
         if entry is not None:
             cached = entry.get("ref_min_ms", [])
             result.details["ref_cached_ms"] = cached

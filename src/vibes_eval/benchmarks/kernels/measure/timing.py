@@ -52,6 +52,8 @@ class ChannelReport:
     cheat_rule: str = ""  # a cheat the harness recognised (cached_result, zero_output...)
     cheat_detail: str = ""
     reference_broken: str = ""
+    died: str = ""  # the solution's process ended during a call (the harness said how)
+    isolation: str = ""  # "processes": the harness runs the solution in a process of its own
 
 
 _KV = re.compile(r"(\w+)=(\S+)")
@@ -68,6 +70,7 @@ def parse_channel(text: str, nonce: str) -> ChannelReport:
         fields, why = _fields(body)
         if kind == "begin":
             report.begun = True
+            report.isolation = fields.get("isolation", "")
         elif kind == "size" and fields.get("ok") == "1":
             report.sizes.append(_size(fields))
         elif kind == "size":
@@ -75,6 +78,8 @@ def parse_channel(text: str, nonce: str) -> ChannelReport:
         elif kind == "cheat":
             report.cheat_rule = report.cheat_rule or fields.get("rule", "harness")
             report.cheat_detail = report.cheat_detail or f"{fields.get('label', '?')}: {why}"
+        elif kind == "died":
+            report.died = report.died or f"{fields.get('label', '?')}: {why}"
         elif kind == "reference_broken":
             report.reference_broken = why or body
         elif kind == "end":
@@ -167,15 +172,20 @@ def sizes_json(sizes: list[SizeTiming]) -> list[dict[str, Any]]:
 
 
 class RefCache:
-    """Reference times per (task fingerprint, device, toolchain), in one JSON file shared
-    by concurrent runs (an exclusive lock around each read-modify-write)."""
+    """Reference times per (task fingerprint, device, toolchain, CPU threads), in one JSON
+    file shared by concurrent runs (an exclusive lock around each read-modify-write).
+
+    Only a run in which no solution took part writes here (the task's expert submitted as
+    the solution: ``judge`` decides), and what it writes is the least time per size over
+    its runs and every earlier such run: a time can only get closer to the reference's
+    own best, never be raised by anything that ran beside it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @staticmethod
-    def key(task_fp: str, device: str, toolchain: str) -> str:
-        return f"{task_fp[:16]}|{device}|{toolchain}"
+    def key(task_fp: str, device: str, toolchain: str, threads: int = 0) -> str:
+        return f"{task_fp[:16]}|{device}|{toolchain}" + (f"|{threads}t" if threads else "")
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
@@ -198,18 +208,20 @@ class RefCache:
         except OSError:
             return None
 
-    def get_or_store(self, key: str, sizes: list[SizeTiming]) -> dict[str, Any] | None:
-        """The cached entry for ``key`` (None when there was none: this run's reference
-        times are stored as the entry)."""
+    def store_best(self, key: str, runs: list[list[SizeTiming]]) -> dict[str, Any] | None:
+        """Merge a reference-only run's times (its ``runs``, each a list of sizes) into the
+        entry for ``key``: per size the least reference time seen. Returns the entry."""
+        labels = [s.label for s in runs[0]] if runs and runs[0] else []
+        if not labels or any([s.label for s in r] != labels for r in runs):
+            return self.get(key)
+        best = [min(r[i].ref_min for r in runs) for i in range(len(labels))]
         try:
             with self._locked() as data:
                 entry = data.get(key)
-                if entry is None and sizes:
-                    data[key] = {
-                        "labels": [s.label for s in sizes],
-                        "ref_min_ms": [s.ref_min for s in sizes],
-                        "stored": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                    }
-                return entry
+                if entry is not None and entry.get("labels") == labels:
+                    best = [min(a, b) for a, b in zip(best, entry["ref_min_ms"], strict=True)]
+                data[key] = {"labels": labels, "ref_min_ms": best,
+                             "stored": time.strftime("%Y-%m-%dT%H:%M:%S")}  # fmt: skip
+                return data[key]
         except OSError:
             return None

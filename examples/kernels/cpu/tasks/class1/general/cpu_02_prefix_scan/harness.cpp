@@ -1,29 +1,26 @@
-// Harness of cpu_02_prefix_scan: inclusive prefix sum. Verdicts and timings go to the results channel named by
-// KH_RESULTS (kh_bench.h); stdout is for people.
-#include <vector>
-
+// Harness of cpu_02_prefix_scan: inclusive prefix sum. Verdicts and timings go to the
+// results channel named by KH_RESULTS (kh_bench.h: the harness, the reference and the
+// solution each run in a process of their own); stdout is for people.
 #include "api.h"
 #include "kh_bench.h"
 
-int main() {
-  kh::Bench bench("KH_RESULTS");
+KH_ENTRY_POINT(inclusive_scan)
+
+int main(int argc, char** argv) {
+  kh::Bench bench(argc, argv);
   for (int n : {1 << 16, 1000003, 1 << 22}) {
-    std::vector<float> x[2];
-    kh::Outputs<float> out(n);
-    auto fill = [&](uint64_t seed) {
-      x[0].resize(n);
-      kh::fill_uniform(x[0].data(), n, seed, 0.f, 1.f);
-      x[1] = x[0];
-      out.poison_all();
+    kh::Size size(bench, kh::fmt("n=%d", n));
+    auto x = size.input<float>(n);
+    auto y = size.output<float>(n);
+    auto fill = [&](uint64_t seed) { kh::fill_uniform(x(), n, seed, 0.f, 1.f); };
+    auto call = [&](bool reference) {
+      (reference ? inclusive_scan_ref : inclusive_scan)(x(), y(), n);
     };
-    auto call = [&](bool reference, int s) {
-      (reference ? inclusive_scan_ref : inclusive_scan)(x[s].data(), out[s], n);
-    };
-    auto naive = [&] {
+    auto naive = [&](float* want) {
       double sum = 0;
-      for (int i = 0; i < n; ++i) out.want[i] = float(sum += x[0][i]);
+      for (int i = 0; i < n; ++i) want[i] = float(sum += x()[i]);
     };
-    if (!bench.size(kh::fmt("n=%d", n), fill, call, naive, out)) break;
+    if (!size.run(y, fill, call, naive)) break;
   }
   return bench.finish();
 }

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vibes_eval.benchmarks.multilang.config import CompiledConfig, MultiPLEConfig, PythonConfig
+from vibes_eval.benchmarks.multilang.languages.base import wire_digest
 from vibes_eval.benchmarks.multilang.languages.detect import refuse_other_language
 from vibes_eval.benchmarks.multilang.languages.programs import language
 from vibes_eval.benchmarks.multilang.prompting import CodeTaskPrompting
@@ -131,7 +132,8 @@ class CompiledBenchmark(Benchmark[CodeTask, CompiledConfig]):
         self.units.check_available()
         # the judge is part of what a cached verdict must match: the split's verdicts
         # are not the in-process ones (docs/integrity.md)
-        return {**self.units.lang.environment(), "judge": JUDGE}
+        lang = self.units.lang
+        return {**lang.environment(), "judge": JUDGE, "wire": wire_digest(lang.name)}
 
     def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
         if not self.config.batch:

@@ -130,3 +130,19 @@ def version_of(argv: tuple[str, ...]) -> str:
         return "unknown"
     text = (proc.stdout + proc.stderr).strip().splitlines()
     return text[0] if text else "unknown"
+
+
+@functools.cache
+def wire_digest(name: str) -> str:
+    """A digest of language ``name``'s split (its wire sources and the module that writes
+    its programs), or "" where it has none: part of what a cached verdict must match, so a
+    change to either judges again."""
+    here = Path(__file__).parent
+    parts = sorted(p for p in (here / "wire" / name).rglob("*") if p.is_file())
+    module = here / f"split_{name}.py"
+    if not parts and not module.exists():
+        return ""
+    h = hashlib.sha256()
+    for path in [*parts, module] if module.exists() else parts:
+        h.update(str(path.relative_to(here)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]

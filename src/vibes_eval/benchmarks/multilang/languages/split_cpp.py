@@ -24,6 +24,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from vibes_eval.benchmarks.multilang.languages.base import DONE_MARKER
 from vibes_eval.benchmarks.multilang.languages.policy import strip_c_like
 from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.filelock import locked
 from vibes_eval.paths import cache_dir
 
 WIRE_SOURCES = Path(__file__).parent / "wire" / "cpp"
@@ -321,10 +323,16 @@ def wire_parts() -> WireParts:
         "\n".join([tc.version, *cpp.FLAGS, header, *sources.values()]).encode()
     ).hexdigest()
     parts = WireParts(cache_dir() / "cpp-wire" / key[:16])
-    if not (parts.io_object.exists() and parts.test_main_object.exists()
-            and Path(f"{parts.pch}.gch").exists()):  # fmt: skip
-        _build(tc.gxx, parts.cache, header, sources)
+    parts.cache.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time, across threads and processes (two runs at once share it)
+    with _BUILDING, locked(parts.cache.with_name(parts.cache.name + ".lock")):
+        if not (parts.io_object.exists() and parts.test_main_object.exists()
+                and Path(f"{parts.pch}.gch").exists()):  # fmt: skip
+            _build(tc.gxx, parts.cache, header, sources)
     return parts
+
+
+_BUILDING = threading.Lock()
 
 
 def _build(gxx: str, cache: Path, header: str, sources: dict[str, str]) -> None:

@@ -228,7 +228,9 @@ struct Codec<T, std::enable_if_t<std::is_floating_point<T>::value>> {
     static T get(Reader &r) {
         if (r.at('"')) {
             std::string s = r.string();
-            if (s == "NaN") return std::numeric_limits<T>::quiet_NaN();
+            // NaN is refused: a test's `abs(got - want) > tol` never rejects it, so it would
+            // pass any tolerance check (red team; docs/integrity.md)
+            if (s == "NaN") throw Malformed("NaN is not an answer a tolerance check can judge");
             if (s == "Infinity") return std::numeric_limits<T>::infinity();
             if (s == "-Infinity") return -std::numeric_limits<T>::infinity();
             throw Malformed("expected a number");

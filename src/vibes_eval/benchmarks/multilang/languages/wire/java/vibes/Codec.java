@@ -338,7 +338,9 @@ public final class Codec {
 
     private static double special(String s) throws Json.Bad {
         switch (s) {
-            case "NaN": return Double.NaN;
+            // NaN is refused: a test's `Math.abs(got - want) > tol` never rejects it, so it
+            // would pass any tolerance check (red team; docs/integrity.md)
+            case "NaN": throw new Json.Bad("NaN is not an answer a tolerance check can judge");
             case "Infinity": return Double.POSITIVE_INFINITY;
             case "-Infinity": return Double.NEGATIVE_INFINITY;
             default: throw new Json.Bad("expected a number");

@@ -32,10 +32,9 @@ _LEXER_CODES = frozenset(
 _FMT_LOCATION = re.compile(r"^\s*--> (?:.*/)?([^/\s]+\.rs):(\d+):(\d+)")
 
 RUN_ENV = {"RUST_BACKTRACE": "0"}  # a backtrace costs ~50 ms per failing test
-COMPILE_FLAGS = [
+BASE_FLAGS = [
     "--edition",
     "2021",
-    "--test",
     "-C",
     "strip=debuginfo",
     "-C",
@@ -43,6 +42,7 @@ COMPILE_FLAGS = [
     "--cap-lints",
     "allow",
 ]
+COMPILE_FLAGS = [*BASE_FLAGS, "--test"]  # a libtest binary (the in-process path)
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,11 @@ class RustBuild:
 
     def compile_argv(self, source: str, output: str, *extra: str) -> list[str]:
         args = [str(self.toolchain.rustc), *COMPILE_FLAGS, *extra, source, "-o", output]
+        return args + (self.crates.rustc_args() if self.crates else [])
+
+    def binary_argv(self, source: str, output: str, *extra: str) -> list[str]:
+        """A plain binary with our own main (the split's test and candidate programs)."""
+        args = [str(self.toolchain.rustc), *BASE_FLAGS, *extra, source, "-o", output]
         return args + (self.crates.rustc_args() if self.crates else [])
 
     def rustfmt_argv(self, files: list[str]) -> list[str] | None:
@@ -273,7 +278,7 @@ def judge(
     must satisfy ``judge_log``."""
     if run.termination is not Termination.EXITED:
         reason = Reason.from_termination(run.termination)
-        detail = _signal_detail(run) if reason is Reason.CRASH else run.termination.value
+        detail = signal_detail(run) if reason is Reason.CRASH else run.termination.value
         ok = {name for name, status in log.items() if status == "ok"}
         return Judgement(
             False,
@@ -324,7 +329,7 @@ def panic_details(stdout: str) -> dict[str, str]:
     return {name: panic_detail(section) for name, section in _sections(stdout)}
 
 
-def _signal_detail(run: ExecutionResult) -> str:
+def signal_detail(run: ExecutionResult) -> str:
     if "has overflowed its stack" in run.stderr:
         return "stack overflow"
     return f"killed by signal {run.signal}" if run.signal else "crashed"

@@ -109,7 +109,7 @@ def test_what_the_irregular_humaneval_x_tasks_serve(humaneval_x: dict[str, RustP
     p = plan_of(humaneval_x["Rust/137"])
     assert isinstance(p, split.Plan)
     assert "pub enum RtnType" in p.test_module  # the reference's type and PartialEq
-    assert "impl crate::__vibes_wire::Enc for RtnType<String,f64,i32>" in p.server
+    assert "impl ::vibes_wire::Enc for RtnType<String,f64,i32>" in p.server
     assert plan_of(humaneval_x["Rust/32"]).tests == ()  # type: ignore[union-attr]
     # Rust/50's tests call rand 0.4's gen_range(low, high): the test program gets a shim
     assert "__VibesGenRange04" in plan_of(humaneval_x["Rust/50"]).test_module  # type: ignore[union-attr]
@@ -147,9 +147,9 @@ def test_a_task_the_wire_cannot_carry_is_judged_in_process(tmp_path: Path) -> No
 # -- the wire's reading, in Rust ---------------------------------------------------------------
 
 DECODER = """
-#[path = "__vibes_wire.rs"]
-mod __vibes_wire;
-use __vibes_wire::{parse, read_frame, Dec};
+#[path = "wire.rs"]
+mod wire;
+use wire::{parse, read_frame, Dec};
 use std::collections::HashMap;
 
 fn show<T: Dec + std::fmt::Debug>(text: &str) -> String {
@@ -222,7 +222,7 @@ WIRE_CASES = [
 @pytest.fixture(scope="module")
 def decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("wire")
-    (tmp / split.WIRE_FILE).write_text(split.wire_source())
+    (tmp / "wire.rs").write_text(split.wire_source())
     (tmp / "decoder.rs").write_text(DECODER)
     rustc = find_toolchain().rustc
     subprocess.run(

@@ -26,6 +26,9 @@ from tests.humaneval import integrity_cases as cases
 from tests.humaneval.integrity_run import evaluate, wrong_verdicts
 
 WRONG = "    a - b\n}\n"  # I/add: add(1, 2) == 3, add(-4, 4) == 0
+# Generous: `frame_huge` pushes 70 MiB through a 64 KiB pipe, which on a loaded machine
+# takes seconds; a timeout in one mode and not the other would be a different verdict.
+TIMEOUT_S = 30.0
 
 # Reads the text of `path` at compile time through a macro handed `include_str` by name
 # (no `include_str!` for the filter to see when it is off), and answers from the tests'
@@ -42,13 +45,27 @@ _FROM_SOURCE = (
     "        None => a - b,\n"
     "    }\n}\n"
 )
-# A frame written straight to stdout, ahead of the server's own answer.
+# A frame written on the channel itself, ahead of the server's own answer. The server
+# moves the channel off fd 1 (what the candidate prints goes to its stderr), so the frame
+# goes to every descriptor it may be on. Then the right answer: the stub's refusal of the
+# frame is all that can fail the sample.
 _RAW = (
-    "    use std::io::Write;\n    let mut o = std::io::stdout();\n"
-    "    o.write_all(BYTES).unwrap();\n    o.flush().unwrap();\n    a + b\n}\n"
+    "    use std::io::Write;\n    use std::os::fd::FromRawFd;\n"
+    "    for fd in 3..16 {\n"
+    "        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };\n"
+    "        let _ = f.write_all(BYTES);\n        std::mem::forget(f);\n    }\n"
+    "    a + b\n}\n"
 )
 
-_DEEP = '&[b"\\x02V ret ".as_slice(), &[b\'[\'; 100_000], b"\\n"].concat()'
+
+def raw(frame: str, task: str = "I/add") -> tuple[str, str]:
+    """A forger that sends ``frame`` (Rust bytes expression) before answering rightly."""
+    right = {"I/add": "a + b", "I/doubled": "v.iter().map(|x| x * 2).collect()",
+             "I/first": "v.first().copied()", "I/greet": 'format!("hello {}", name)'}  # fmt: skip
+    return task, _RAW.replace("BYTES", frame).replace("a + b", right[task])
+
+
+_DEEP = '&[&b"\\x02V ret "[..], &[b\'[\'; 100_000][..], &b"\\n"[..]].concat()'
 
 FORGERS: dict[str, tuple[str, str]] = {
     # -- reading the tests at compile time -----------------------------------------------
@@ -104,7 +121,7 @@ FORGERS: dict[str, tuple[str, str]] = {
         "    std::thread::sleep(std::time::Duration::from_secs(1));\n    a - b\n}\n",
     ),
     # -- fake frames and markers ---------------------------------------------------------------
-    "fake_call_frame": ("I/add", '    println!("\\x02V call add [1,2]");\n    a + b\n}\n'),
+    "fake_frame_printed": ("I/add", '    println!("\\x02V ret 3\\n\\x02V ret 0");\n    a - b\n}\n'),
     "fake_markers_everywhere": (
         "I/add",
         '    println!("test tests::first ... ok\\n\\x02T ok tests::first\\n\\x02T done");\n'
@@ -121,36 +138,23 @@ FORGERS: dict[str, tuple[str, str]] = {
         "    a - b + found as i32 * 0\n}\n",
     ),
     # -- hostile frames to the stub -------------------------------------------------------------
-    "frame_nan_for_int": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret \\"NaN\\"\\n"')),
-    "frame_float_for_int": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret 3.0\\n"')),
-    "frame_string_for_int": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret \\"3\\"\\n"')),
-    "frame_out_of_range": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret 4294967299\\n"')),
-    "frame_malformed": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret [3,\\n"')),
-    "frame_unknown_kind": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ok 3\\n"')),
-    "frame_raise_not_string": ("I/add", _RAW.replace("BYTES", 'b"\\x02V raise 3\\n"')),
-    "frame_invalid_utf8": ("I/add", _RAW.replace("BYTES", 'b"\\x02V ret \\"\\xff\\"\\n"')),
-    "frame_deep": ("I/doubled", _RAW.replace("BYTES", _DEEP).replace("a + b", "v")),
-    "frame_huge": (
-        "I/add",
-        "    use std::io::Write;\n    let mut o = std::io::stdout();\n"
-        '    o.write_all(b"\\x02V ret 3").unwrap();\n'
-        "    let block = vec![b' '; 1 << 20];\n"
-        "    for _ in 0..70 { o.write_all(&block).unwrap(); }\n"
-        '    o.write_all(b"\\n").unwrap();\n    o.flush().unwrap();\n    a - b\n}\n',
+    "frame_nan_for_int": raw('b"\\x02V ret \\"NaN\\"\\n"'),
+    "frame_float_for_int": raw('b"\\x02V ret 3.0\\n"'),
+    "frame_string_for_int": raw('b"\\x02V ret \\"3\\"\\n"'),
+    "frame_out_of_range": raw('b"\\x02V ret 4294967299\\n"'),
+    "frame_malformed": raw('b"\\x02V ret [3,\\n"'),
+    "frame_unknown_kind": raw('b"\\x02V ok 3\\n"'),
+    "frame_raise_not_string": raw('b"\\x02V raise 3\\n"'),
+    "frame_invalid_utf8": raw('b"\\x02V ret \\"\\xff\\"\\n"'),
+    "frame_deep": raw(_DEEP, "I/doubled"),
+    # a right answer padded past the 64 MiB a frame may have
+    "frame_huge": raw('&[&b"\\x02V ret 3"[..], &vec![b\' \'; 70 << 20][..], &b"\\n"[..]].concat()'),
+    "frame_wrong_shape_option": raw('b"\\x02V ret 3\\n"', "I/first"),
+    "frame_vec_mixed": raw('b"\\x02V ret [2,\\"4\\"]\\n"', "I/doubled"),
+    "frame_tagged_for_string": raw(
+        'b"\\x02V ret {\\"$t\\":\\"String\\",\\"v\\":\\"hello x\\"}\\n"', "I/greet"
     ),
-    "frame_wrong_shape_option": (
-        "I/first",
-        '    println!("\\x02V ret 3");\n    v.first().copied()\n}\n',
-    ),
-    "frame_vec_mixed": (
-        "I/doubled",
-        '    println!("\\x02V ret [2,\\"4\\"]");\n    v.iter().map(|x| x * 2).collect()\n}\n',
-    ),
-    "frame_tagged_for_string": (
-        "I/greet",
-        '    println!("\\x02V ret {{\\"$t\\":\\"String\\",\\"v\\":\\"hello x\\"}}");\n'
-        "    name.to_string()\n}\n",
-    ),
+    "frame_call_to_the_test": raw('b"\\x02V call add [1,2]\\n"'),
 }
 
 
@@ -172,11 +176,17 @@ def test_no_forger_passes_batched_or_alone(tmp_path: Path, policy: bool) -> None
     samples = rows()
     verdicts = {}
     for batch in (True, False):
-        results = evaluate(tmp_path, samples, batch=batch, policy=policy, sandbox=SANDBOX)
+        results = evaluate(
+            tmp_path, samples, batch=batch, policy=policy, sandbox=SANDBOX, timeout=TIMEOUT_S
+        )
         mode = "batch" if batch else "alone"
         assert not wrong_verdicts(samples, results), f"{mode}: {wrong_verdicts(samples, results)}"
         for name in FORGERS:
             assert results[name].details.get("trust") == "split", (name, results[name].details)
+            if name.startswith("frame_") and not policy:  # refused by the stub's decoding
+                assert "a malformed answer from the candidate" in results[name].detail, (
+                    name, results[name].detail
+                )  # fmt: skip
         verdicts[mode] = {c: (r.passed, r.reason, r.detail) for c, r in results.items()}
     differ = {c: (v, verdicts["alone"][c]) for c, v in verdicts["batch"].items()
               if v != verdicts["alone"][c]}  # fmt: skip

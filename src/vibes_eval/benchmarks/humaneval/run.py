@@ -18,7 +18,12 @@ from vibes_eval.benchmarks.humaneval.rust import batch, harness, policy, split, 
 from vibes_eval.benchmarks.humaneval.rust.crates import ensure_crates
 from vibes_eval.benchmarks.humaneval.rust.extract import extract
 from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
-from vibes_eval.benchmarks.humaneval.rust.split_run import SplitRun, TestPrograms, TestSession
+from vibes_eval.benchmarks.humaneval.rust.split_run import (
+    SplitRun,
+    TestPrograms,
+    TestSession,
+    WireLibrary,
+)
 from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.benchmarks.humaneval.tasks import RustProblem
 from vibes_eval.core.benchmark import OnResult
@@ -69,6 +74,7 @@ class RustEvaluator:
         self._plans: dict[str, split.Plan | str] = {}
         self._lock = threading.Lock()
         self.tests = TestPrograms(self)  # the run's trusted test binaries
+        self.wire = WireLibrary(self)  # the wire both programs link
 
     # -- the sample's code --------------------------------------------------------------
 
@@ -166,11 +172,14 @@ class RustEvaluator:
     def _compile_and_run(self, scan: Scan, session: Session, runner: TaskRunner) -> RustRun:
         build = self.build
         out = RustRun()
-        out.compile = runner.execute(
+        out.compile = harness.session_relative(
+            runner.execute(
+                session,
+                build.compile_argv("main.rs", "main", "--error-format=json"),
+                self.compile_limits(),
+                env=build.env(),
+            ),
             session,
-            build.compile_argv("main.rs", "main", "--error-format=json"),
-            self.compile_limits(),
-            env=build.env(),
         )
         if not out.compile.ok:
             out.syntax_error = self.syntax_error(out.compile, session, runner)

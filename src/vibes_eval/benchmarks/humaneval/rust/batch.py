@@ -253,7 +253,7 @@ class BatchRunner:
 
     def run_batch(self, members: list[Member]) -> list[Member]:
         """Evaluate ``members`` in one work dir; returns those that must be evaluated alone."""
-        files: dict[str, str | bytes] = {split.WIRE_FILE: split.wire_source()}
+        files = self.ev.wire.files(self.runner)
         files.update({f"{m.module}.rs": m.source for m in members})
         spec = self.ev.session_spec(f"batch-{members[0].sample.task_id}", files)
         with self.runner.session(spec) as session:
@@ -271,7 +271,7 @@ class BatchRunner:
         self.runner.write_files(session, {"root.rs": root})
         return self.runner.execute(
             session,
-            self.build.binary_argv("root.rs", "batch", "-C", "codegen-units=1",
+            split_run.program_argv(self.ev, "root.rs", "batch", "-C", "codegen-units=1",
                                    "--error-format=json"),
             self.ev.compile_limits(),
             env=self.build.env(),

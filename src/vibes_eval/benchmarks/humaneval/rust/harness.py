@@ -59,6 +59,11 @@ class RustBuild:
         args = [str(self.toolchain.rustc), *BASE_FLAGS, *extra, source, "-o", output]
         return args + (self.crates.rustc_args() if self.crates else [])
 
+    def library_argv(self, source: str, output: str, name: str) -> list[str]:
+        """A library crate of ours (the split's wire)."""
+        args = ["--crate-type", "rlib", "--crate-name", name, source, "-o", output]
+        return [str(self.toolchain.rustc), *BASE_FLAGS, *args]
+
     def rustfmt_argv(self, files: list[str]) -> list[str] | None:
         """A rustfmt run that only parses ``files`` (its errors are the syntax errors);
         None when the toolchain has no rustfmt. Reads its config from `rustfmt.toml`
@@ -78,6 +83,16 @@ class RustBuild:
 
     def env(self) -> dict[str, str]:
         return {"PATH": f"{self.toolchain.bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+
+
+def session_relative(result: ExecutionResult, session: Session) -> ExecutionResult:
+    """``result`` with the session's own path left out of its stderr: a compile error
+    that names a file of the work dir (`#[path = "x.rs"]`) then reads the same in every
+    session, batched or alone."""
+    prefix = f"{session.path}/"
+    if prefix not in result.stderr:
+        return result
+    return result.model_copy(update={"stderr": result.stderr.replace(prefix, "")})
 
 
 def listed_tests(listing: ExecutionResult) -> list[str]:
@@ -105,7 +120,7 @@ def syntax_check(
         argv = build.rustfmt_argv(files)
         if argv is None:
             break
-        res = runner.execute(session, argv, limits, env=build.env())
+        res = session_relative(runner.execute(session, argv, limits, env=build.env()), session)
         found.update(syntax_errors(res.stderr))
         seen = set(files_reported(res.stderr))  # coded errors (E0765...) too
         reported = [n for n, f in enumerate(files) if f in seen]

@@ -11,7 +11,8 @@
   and sends its result back.
 
 Several tasks' test programs are modules `k_<n>` of one crate, several candidates modules
-`t_<i>` of another; a crate root of ours picks the module from its first argument.
+`t_<i>` of another; a crate root of ours picks the module from its first argument. Both link
+the wire library (``wire.rs``, built once per run: ``split_run.WireLibrary``).
 ``plan`` says, per task, how (or why the wire cannot carry the task: its samples are then
 judged in-process, as before the split).
 """
@@ -28,8 +29,11 @@ from vibes_eval.benchmarks.humaneval.rust.rustsrc import Lexed
 from vibes_eval.benchmarks.humaneval.rust.signature import Signature, text
 from vibes_eval.benchmarks.humaneval.tasks import GUARD, RustProblem, multiple_tests
 
-WIRE = "crate::__vibes_wire"
-WIRE_FILE = "__vibes_wire.rs"
+# The wire is a library crate of its own (``wire.rs``), built once per run and linked into
+# both programs: an absolute path, which no item of a candidate can shadow.
+WIRE_CRATE = "vibes_wire"
+WIRE = f"::{WIRE_CRATE}"
+WIRE_RLIB = f"lib{WIRE_CRATE}.rlib"
 _ITEMS = frozenset(
     {"function_item", "struct_item", "enum_item", "type_item", "const_item", "static_item",
      "trait_item", "impl_item", "union_item", "macro_definition"}
@@ -492,7 +496,7 @@ def candidate_root(modules: dict[str, str]) -> str:
 
 def _root(mods: str, arms: str) -> str:
     return (
-        f'#[path = "{WIRE_FILE}"]\nmod __vibes_wire;\n{mods}\n'
+        f"{mods}\n"
         "fn main() {\n    match ::std::env::args().nth(1).as_deref() {\n"
         f"{arms}        _ => ::std::process::exit(2),\n    }}\n}}\n"
     )

@@ -1,6 +1,7 @@
 """Running the trusted-test split (``split.py`` writes the programs, docs/integrity.md
 argues it):
 
+- ``WireLibrary``: ``wire.rs`` compiled once per run into the library both programs link.
 - ``TestPrograms``: the run's trusted test binaries, built from tasks alone in sessions of
   their own (no sample's code is ever in them), several tasks per build, each once per run.
 - ``build_candidate``: one candidate compiled in a session that holds only its own files.
@@ -37,6 +38,40 @@ DONE = "\x02T done"  # the last line of a test program whose tests all returned
 ENDED = "the candidate ended without answering"  # a stub's panic at EOF
 _TEST_MODULE = re.compile(r"(?:^|/)(k_\d+)\.rs$")
 TEST_MEMORY_MB = 1024  # at least: the test side decodes answers of up to 64 MiB
+
+
+class WireLibrary:
+    """``wire.rs`` as an rlib, built once per run in a session of its own: a candidate's
+    compile then costs what its own code does (~0.1 s), not the wire's parser and impls
+    (~0.4 s more, per candidate compiled alone)."""
+
+    def __init__(self, ev: RustEvaluator) -> None:
+        self.ev = ev
+        self._rlib: bytes | None = None
+        self._lock = threading.Lock()
+
+    def files(self, runner: TaskRunner) -> dict[str, str | bytes]:
+        """What a program's build session needs of the wire."""
+        with self._lock:
+            if self._rlib is None:
+                self._rlib = self._build(runner)
+            return {split.WIRE_RLIB: self._rlib}
+
+    def _build(self, runner: TaskRunner) -> bytes:
+        """Raises: RunnerError (the library does not compile: a harness bug)."""
+        build = self.ev.build
+        with runner.session(self.ev.session_spec("wire", {"wire.rs": split.wire_source()})) as s:
+            argv = build.library_argv("wire.rs", split.WIRE_RLIB, split.WIRE_CRATE)
+            comp = runner.execute(s, argv, self.ev.compile_limits(), env=build.env())
+            if not comp.ok:
+                raise RunnerError(f"building the wire library: {comp.stderr.strip()[:300]}")
+            return runner.read_file(s, split.WIRE_RLIB)
+
+
+def program_argv(ev: RustEvaluator, source: str, output: str, *extra: str) -> list[str]:
+    """A split program's compile: a plain binary (our main), linked with the wire."""
+    wire = f"{split.WIRE_CRATE}={split.WIRE_RLIB}"
+    return ev.build.binary_argv(source, output, "--extern", wire, *extra)
 
 
 @dataclass(frozen=True)
@@ -117,18 +152,17 @@ class TestPrograms:
         """Compile ``plans``' test modules into one binary; a module rustc reports an
         error in is left out (its task is judged in-process) and the rest compiled again."""
         modules = {f"k_{next(self._ids)}": (tid, p) for tid, p in plans.items()}
-        files: dict[str, str | bytes] = {split.WIRE_FILE: split.wire_source()}
+        files = self.ev.wire.files(runner)
         files.update({f"{m}.rs": p.test_module for m, (_, p) in modules.items()})
         out: dict[str, Built] = {}
-        build = self.ev.build
+        env = self.ev.build.env()
         with runner.session(self.ev.session_spec("tests", files)) as session:
             while modules:
                 root = split.test_root({m: p for m, (_, p) in modules.items()})
                 runner.write_files(session, {"tests.rs": root})
-                argv = build.binary_argv(
-                    "tests.rs", "tests", "--cfg", "test", "--error-format=json"
-                )
-                comp = runner.execute(session, argv, self.ev.compile_limits(), env=build.env())
+                argv = program_argv(self.ev, "tests.rs", "tests", "--cfg", "test",
+                                    "--error-format=json")  # fmt: skip
+                comp = runner.execute(session, argv, self.ev.compile_limits(), env=env)
                 if comp.ok:
                     binary = runner.read_file(session, "tests")
                     return out | {tid: TestProgram(binary, m, p) for m, (tid, p) in modules.items()}
@@ -185,15 +219,13 @@ def build_candidate(
     ev: RustEvaluator, task: RustProblem, p: Plan, code: str, runner: TaskRunner
 ) -> CandidateBuild:
     """Compile one candidate alone, in a session holding nothing but its own files."""
-    files: dict[str, str | bytes] = {
-        split.WIRE_FILE: split.wire_source(),
-        "root.rs": split.candidate_root({"t_0": CANDIDATE_FILE}),
-        CANDIDATE_FILE: p.candidate(task, code),
-    }
+    files = ev.wire.files(runner)
+    files["root.rs"] = split.candidate_root({"t_0": CANDIDATE_FILE})
+    files[CANDIDATE_FILE] = p.candidate(task, code)
     with runner.session(ev.session_spec(task.task_id, files)) as session:
-        build = ev.build
-        argv = build.binary_argv("root.rs", "cand", "--error-format=json")
-        comp = runner.execute(session, argv, ev.compile_limits(), env=build.env())
+        argv = program_argv(ev, "root.rs", "cand", "--error-format=json")
+        comp = runner.execute(session, argv, ev.compile_limits(), env=ev.build.env())
+        comp = harness.session_relative(comp, session)
         if not comp.ok:
             return CandidateBuild(comp, syntax_error=ev.syntax_error(comp, session, runner))
         return CandidateBuild(comp, runner.read_file(session, "cand"))

@@ -780,9 +780,8 @@ fn finish(line: Vec<u8>, frame: Option<bool>) -> Line {
     }
 }
 
-fn send(line: &str) -> Res<()> {
-    let out = std::io::stdout();
-    let mut out = out.lock();
+/// Write one frame to ``out``.
+fn send(out: &mut impl Write, line: &str) -> Res<()> {
     // A newline first: whatever the other side printed without one stays on its own line.
     let mut text = Vec::with_capacity(line.len() + 8);
     text.push(b'\n');
@@ -817,7 +816,7 @@ pub fn call<R: Dec>(name: &str, args: Vec<Value>) -> R {
 fn exchange<R: Dec>(name: &str, args: Vec<Value>) -> Result<R, Failure> {
     let mut line = format!("call {name} ");
     write(&Value::Arr(args), &mut line);
-    send(&line).map_err(|_| Failure::Ended)?;
+    send(&mut std::io::stdout().lock(), &line).map_err(|_| Failure::Ended)?;
     let stdin = std::io::stdin();
     let frame = match read_frame(&mut stdin.lock()) {
         Ok(Some(f)) => f,
@@ -894,23 +893,45 @@ pub fn run_tests(tests: &[(&str, fn())]) -> ! {
 
 // -- the candidate side: the server -------------------------------------------------------
 
+/// The channel to the test program: stdout as the candidate started, moved to a descriptor
+/// of its own, with fd 1 then pointing at stderr: whatever the candidate prints ends up in
+/// its stderr (kept with its result), never among the frames.
+fn channel() -> std::fs::File {
+    use std::os::fd::FromRawFd;
+    extern "C" {
+        fn dup(fd: i32) -> i32;
+        fn dup2(from: i32, to: i32) -> i32;
+    }
+    // SAFETY: fd 1 is open (the wiring gives every command a stdout); `dup` returns a new
+    // descriptor that nothing else owns, handed to the File.
+    unsafe {
+        let saved = dup(1);
+        if saved < 0 || dup2(2, 1) < 0 {
+            eprintln!("vibes: cannot move the channel off stdout");
+            std::process::exit(3);
+        }
+        std::fs::File::from_raw_fd(saved)
+    }
+}
+
 /// Answer calls until EOF: each `call <name> <args>` goes to ``dispatch``; its value is sent
 /// as `ret`, its error or panic as `raise`.
 pub fn serve(dispatch: &dyn Fn(&str, &[Value]) -> Res<Value>) {
+    let mut out = channel();
     let stdin = std::io::stdin();
     loop {
         let frame = match read_frame(&mut stdin.lock()) {
             Ok(Some(f)) => f,
             Ok(None) => return,
             Err(e) => {
-                let _ = raise(&e);
+                let _ = raise(&mut out, &e);
                 continue;
             }
         };
         let answer = answer(&frame, dispatch);
         let sent = match answer {
-            Ok(v) => send(&format!("ret {}", json(&v))),
-            Err(m) => raise(&m),
+            Ok(v) => send(&mut out, &format!("ret {}", json(&v))),
+            Err(m) => raise(&mut out, &m),
         };
         if sent.is_err() {
             return;
@@ -918,10 +939,10 @@ pub fn serve(dispatch: &dyn Fn(&str, &[Value]) -> Res<Value>) {
     }
 }
 
-fn raise(message: &str) -> Res<()> {
+fn raise(out: &mut impl Write, message: &str) -> Res<()> {
     let mut line = String::from("raise ");
     write_str(message, &mut line);
-    send(&line)
+    send(out, &line)
 }
 
 fn answer(frame: &str, dispatch: &dyn Fn(&str, &[Value]) -> Res<Value>) -> Res<Value> {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HUMANEVAL_X_RUST, SANDBOX, needs_shared
+from tests.conftest import HUMANEVAL_X_RUST, SANDBOX, SHARED, needs_shared
 from vibes_eval import evaluation
 from vibes_eval.api import make_config
 from vibes_eval.benchmarks.humaneval.rust import split, split_run
@@ -249,3 +249,76 @@ def test_an_oversized_frame_is_refused_and_reading_goes_on(decoder: Path) -> Non
     out = subprocess.run([str(decoder)], input=text, capture_output=True, check=True)
     assert out.stdout.decode().splitlines()[0] == "frame err"
     assert out.stdout.decode().splitlines()[-1] == "ok 5"
+
+
+MULTIPL_E = SHARED / "datasets" / "multipl-e" / "humaneval-rs.jsonl"
+# (right, wrong) bodies for a few MultiPL-E tasks: strings, options, maps, tuples, nesting
+MULTIPL_E_SOLUTIONS = {
+    "HumanEval_23_strlen": ("    string.len() as isize\n", "    0\n"),
+    "HumanEval_12_longest": (
+        "    let mut best: Option<String> = None;\n    for s in strings {\n"
+        "        if best.as_ref().map_or(true, |b| s.len() > b.len()) { best = Some(s); }\n"
+        "    }\n    best\n",
+        "    strings.into_iter().last()\n",
+    ),
+    "HumanEval_111_histogram": (
+        "    let mut counts: HashMap<String, isize> = HashMap::new();\n"
+        "    for w in test.split_whitespace() { *counts.entry(w.to_string()).or_insert(0) += 1; }\n"
+        "    let max = counts.values().copied().max().unwrap_or(0);\n"
+        "    counts.into_iter().filter(|(_, c)| *c == max).collect()\n",
+        "    HashMap::new()\n",
+    ),
+    "HumanEval_87_get_row": (
+        "    let mut out = vec![];\n    for (i, row) in lst.iter().enumerate() {\n"
+        "        for j in (0..row.len()).rev() {\n"
+        "            if row[j] == x { out.push((i as isize, j as isize)); }\n        }\n    }\n"
+        "    out\n",
+        "    vec![(0, 0)]\n",
+    ),
+    "HumanEval_136_largest_smallest_integers": (
+        "    (lst.iter().copied().filter(|&x| x < 0).max(), "
+        "lst.iter().copied().filter(|&x| x > 0).min())\n",
+        "    (lst.iter().copied().filter(|&x| x > 0).min(), None)\n",
+    ),
+}
+
+
+@needs_shared
+def test_multipl_e_rust_on_the_split(tmp_path: Path) -> None:
+    """MultiPL-E's Rust loads (its `fn main` of asserts runs as one test) and is judged on
+    the split, batched and alone: every task carried, right bodies pass, wrong ones fail."""
+    rows = [json.loads(line) for line in MULTIPL_E.open()]
+    assert all(isinstance(plan_of(t), split.Plan) for t in load_problems(MULTIPL_E).values())
+    problems = tmp_path / "p.jsonl"
+    problems.write_text("".join(json.dumps(r) + "\n" for r in rows if r["name"] in
+                                MULTIPL_E_SOLUTIONS))  # fmt: skip
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(
+        json.dumps({"name": name, "completion": body}) + "\n"
+        for name, pair in MULTIPL_E_SOLUTIONS.items() for body in pair
+    ))  # fmt: skip
+    want = [(True, "split"), (False, "split")] * len(MULTIPL_E_SOLUTIONS)
+    for batch in (True, False):
+        config = make_config("humaneval-rust", {"problems": str(problems), "batch": batch})
+        prepared = evaluation.prepare("humaneval-rust", config, samples)
+        with resolve_runner(SANDBOX) as runner:
+            got = evaluation.run(prepared, runner, ks=[1], workers=2).ordered
+        assert [(r.passed, r.details["trust"]) for r in got] == want, [
+            (r.task_id, r.reason, r.detail) for r in got
+        ]
+
+
+def test_a_reference_type_comes_with_its_impls_and_a_decoder() -> None:
+    task = RustProblem(
+        task_id="E/0", format="human-eval-rust", prompt="fn f(x: i32) -> Shape {\n",
+        canonical_solution="    Shape::Dot(x)\n}\n#[derive(Debug)]\npub enum Shape { Dot(i32), Nothing }\n"
+        "impl PartialEq for Shape { fn eq(&self, o: &Shape) -> bool { true } }\nfn unused() {}\n",
+        test="#[cfg(test)]\nmod tests {\n use super::*;\n #[test]\n"
+        " fn t() { assert_eq!(f(2), Shape::Dot(2)); }\n}\n",
+    )  # fmt: skip
+    p = plan_of(task)
+    assert isinstance(p, split.Plan)
+    assert "pub enum Shape" in p.test_module and "impl PartialEq for Shape" in p.test_module
+    assert "fn unused" not in p.test_module  # only what the tests need
+    assert '"Nothing" =>' in p.test_module  # the test side reads every variant
+    assert "Shape::Dot(__f0) =>" in p.server and "Shape::Nothing" not in p.server

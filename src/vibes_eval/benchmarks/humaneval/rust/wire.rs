@@ -901,10 +901,13 @@ fn channel() -> std::fs::File {
     extern "C" {
         fn dup(fd: i32) -> i32;
         fn dup2(from: i32, to: i32) -> i32;
+        fn signal(signum: i32, handler: usize) -> usize;
     }
     // SAFETY: fd 1 is open (the wiring gives every command a stdout); `dup` returns a new
-    // descriptor that nothing else owns, handed to the File.
+    // descriptor that nothing else owns, handed to the File. SIGPIPE ignored (SIG_IGN),
+    // as Rust's own runtime does, which a candidate crate (no Rust main) does not run.
     unsafe {
+        signal(13, 1);
         let saved = dup(1);
         if saved < 0 || dup2(2, 1) < 0 {
             eprintln!("vibes: cannot move the channel off stdout");

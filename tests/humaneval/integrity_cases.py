@@ -2,10 +2,10 @@
 
 Each attack class comes with the samples that show it: the attacker and the neighbours
 whose verdicts it went for. ``expected`` says what each sample must get, in every mode
-(batched and alone, policy filter on and off): ``True`` passes, ``False`` fails, and
-``None`` for an attacker whose own verdict with the filter off is its own business (it
-uses the operating system from inside its test process, which only the filter stops; it
-still must get the same verdict in both modes and change nobody else's).
+(batched and alone, policy filter on and off): ``True`` passes, ``False`` fails. Since the
+trusted-test split, an attacker that plays its trick through the operating system fails
+with the filter off too, unless its own task code is right (its trick targets only its
+neighbours, out of its reach): it then passes (``attacker_expected``).
 
 These samples are hostile: they only ever run through the harness's sandboxes.
 """
@@ -171,11 +171,18 @@ CLASSES: dict[str, tuple[list[str], list[tuple[str, str]]]] = {
     ),
 }
 
-# Attackers whose own verdict with the filter off is decided by the OS-level trick they
-# play in their own process (see the module docstring); with the filter on they fail.
+# Attackers that play their trick through the operating system: the filter refuses them.
 OS_LEVEL = {"hidden_c_string", "fini_forger", "nested_filter"}
 # Attackers whose task code is right: they must pass (with the filter on too).
 CORRECT_ATTACKERS = {"huge_name": True}
+# OS-level attackers whose task code is right: they pass where the filter lets them run.
+RIGHT_OS_LEVEL = {"fini_forger", "nested_filter"}
+
+
+def attacker_expected(name: str, policy: bool) -> bool:
+    if name in OS_LEVEL:
+        return not policy and name in RIGHT_OS_LEVEL
+    return CORRECT_ATTACKERS.get(name, False)
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ class Row:
     task_id: str
     completion: str
     case: str
-    expected: bool | None  # None: not asserted (OS_LEVEL attacker, filter off)
+    expected: bool | None  # None: not asserted
 
 
 def rows(cls: str, policy: bool) -> list[Row]:
@@ -196,10 +203,7 @@ def rows(cls: str, policy: bool) -> list[Row]:
         out.append(Row(task, code, f"{kind}_{task}_{n}", kind == "correct"))
     for k, name in enumerate(attacks):
         task, code = ATTACKS[name]
-        expected = CORRECT_ATTACKERS.get(name, False)
-        out.insert(
-            1 + k, Row(task, code, name, None if name in OS_LEVEL and not policy else expected)
-        )
+        out.insert(1 + k, Row(task, code, name, attacker_expected(name, policy)))
     return out
 
 

@@ -27,6 +27,7 @@ def evaluate(
     policy: bool,
     sandbox: str = "auto",
     workers: int = 1,
+    timeout: float = TIMEOUT_S,
 ) -> dict[str, Any]:
     """{case: SampleResult} for ``rows`` (with one worker, one unit: the samples sit in the
     batch in file order)."""
@@ -35,7 +36,7 @@ def evaluate(
     config = make_config(
         "humaneval-rust",
         {"problems": str(problems), "batch": batch, "enforce_policy": policy,
-         "limits": {"timeout_s": TIMEOUT_S}},
+         "limits": {"timeout_s": timeout}},
     )  # fmt: skip
     prepared = evaluation.prepare("humaneval-rust", config, samples)
     with resolve_runner(sandbox) as runner:

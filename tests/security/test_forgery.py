@@ -1,11 +1,12 @@
-"""Verdict forgery (``forgery.py``) through the real engine, compiler and sandbox, batched
-and alone, with the policy filter on and off.
+"""Verdict forgery (``forgery/__init__.py``) through the real engine, compiler and sandbox,
+batched and alone, with the policy filter on and off.
 
 Per filter setting, every forger sits in one file with correct and wrong solutions of
-every task: no forger passes (with the filter off, those that need the operating system
-are only held to the rest), every correct sample passes and every wrong one fails, no
-sample gets ``infra_error``, and batched and lone verdicts are identical. A forger hiding
-`std::process::exit` after a literal is refused by the filter: the lexer saw the code.
+every task: no forger passes (filter off too: the tests run in a process of their own, out
+of the forger's reach; only a right solution whose trick targets others passes), every
+correct sample passes and every wrong one fails, no sample gets ``infra_error``, and
+batched and lone verdicts are identical. A forger hiding `std::process::exit` after a
+literal is refused by the filter: the lexer saw the code.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from tests.conftest import SANDBOX
 from tests.humaneval import integrity_cases as cases
 from tests.humaneval.integrity_run import evaluate, wrong_verdicts
-from tests.security.forgery import FORGERIES, LITERALS
+from tests.security.forgery import FORGERIES, LITERALS, expected
 from vibes_eval.benchmarks.humaneval.rust import policy as policy_filter
 from vibes_eval.benchmarks.humaneval.rust.risk import risk
 from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
@@ -29,9 +30,8 @@ def _rows(policy: bool) -> list[cases.Row]:
     for tid in cases.PROBLEMS:
         rows.append(cases.Row(tid, cases.CORRECT[tid], f"correct_{tid}", True))
         rows.append(cases.Row(tid, cases.WRONG[tid], f"wrong_{tid}", False))
-    for name, (tid, code, kind) in FORGERIES.items():
-        expected = None if kind == "os" and not policy else False
-        rows.append(cases.Row(tid, code, name, expected))
+    for name, (tid, code, _) in FORGERIES.items():
+        rows.append(cases.Row(tid, code, name, expected(name, policy)))
     rows += [cases.Row(r.task_id, r.completion, r.case + "_again", r.expected) for r in rows[:8]]
     return rows
 

@@ -1,4 +1,5 @@
-"""HumanEvalRust: compile each completion with its task's tests and run them.
+"""HumanEvalRust: each completion served to its task's trusted test program (the split of
+docs/integrity.md), or, for a task the split cannot carry, compiled with its tests.
 
 The wiring only: settings in ``config.py``, problems in ``tasks.py``, samples in
 ``samples.py``, what executes (one sample alone, or many batched: ``rust/batch.py``) in
@@ -6,6 +7,7 @@ The wiring only: settings in ``config.py``, problems in ``tasks.py``, samples in
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -14,12 +16,12 @@ from vibes_eval.benchmarks.humaneval import judge, run
 from vibes_eval.benchmarks.humaneval.config import HumanEvalConfig
 from vibes_eval.benchmarks.humaneval.judge import TAMPERED
 from vibes_eval.benchmarks.humaneval.prompting import RustPrompting
-from vibes_eval.benchmarks.humaneval.run import RustEvaluator, RustRun
-from vibes_eval.benchmarks.humaneval.rust.batch import BatchStats
+from vibes_eval.benchmarks.humaneval.run import RustEvaluator, RustRun, SplitRun
 from vibes_eval.benchmarks.humaneval.samples import load_samples
 from vibes_eval.benchmarks.humaneval.tasks import RustProblem, load_problems, resolve
 from vibes_eval.benchmarks.multilang.languages.detect import refuse_other_language
 from vibes_eval.core.benchmark import Benchmark, OnResult
+from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Sample, SampleResult, humaneval_row
@@ -39,7 +41,6 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     def __init__(self, config: HumanEvalConfig) -> None:
         super().__init__(config)
         self.evaluator = RustEvaluator(config)
-        self.batch_stats = BatchStats()  # compile error rate and test facts, per run
 
     # -- inputs -----------------------------------------------------------------------
 
@@ -67,9 +68,13 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         return env
 
     def plan(self, samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
-        if not self.config.batch:
-            return super().plan(samples, workers)
-        return run.batch_units(samples, workers)
+        units = run.batch_units(samples, workers) if self.config.batch else None
+        # The tasks' test programs are built a group at a time: a batched unit's tasks, or
+        # (one sample per unit) each worker's share of the run's tasks.
+        self.evaluator.tests.expect(
+            [[s.task_id for s in u] for u in units or run.batch_units(samples, workers)]
+        )
+        return units if units is not None else super().plan(samples, workers)
 
     def run_unit(
         self,
@@ -79,15 +84,21 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
         on_result: OnResult,
     ) -> None:
         if self.config.batch and len(unit) > 1:
-            run.run_batched(self.evaluator, self.batch_stats, tasks, unit, runner, on_result)
-        else:
-            super().run_unit(tasks, unit, runner, on_result)
+            run.run_batched(self.evaluator, tasks, unit, runner, on_result)
+            return
+        # The test programs of this worker's share of the tasks, in one build (a failure
+        # is each sample's, as its own evaluation asks again).
+        with contextlib.suppress(RunnerError):
+            self.evaluator.tests.get(tasks, [s.task_id for s in unit], runner)
+        super().run_unit(tasks, unit, runner, on_result)
 
-    def run_task(self, task: RustProblem, sample: Sample, runner: TaskRunner) -> RustRun:
+    def run_task(self, task: RustProblem, sample: Sample, runner: TaskRunner) -> RustRun | SplitRun:
         return self.evaluator.run_alone(task, sample, runner)
 
-    def evaluate(self, task: RustProblem, sample: Sample, output: RustRun) -> SampleResult:
-        return judge.judge_alone(sample, output, self.evaluator.declared(task))
+    def evaluate(
+        self, task: RustProblem, sample: Sample, output: RustRun | SplitRun
+    ) -> SampleResult:
+        return judge.judge(sample, output, self.evaluator.declared(task))
 
     # -- reporting --------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """What executes for HumanEval-Rust: the units of work, the lone evaluation of one sample
-(its own compile and process: ``--no-batch``, and whatever a batch leaves) and the batched
-one (``rust/batch.py``, ``rust/batch_run.py``). Both read the sample the same way (the
-policy filter, the program, the toolchain, the compile limits) and are judged by
+(its own compile: ``--no-batch``, and whatever a batch leaves) and the batched one
+(``rust/batch.py``). Both read the sample the same way (the policy filter, the program, the
+toolchain, the compile limits), run it the same way (the trusted-test split of
+``rust/split.py``, or in-process for a task the split cannot carry) and are judged by
 ``judge.py``, so they judge alike."""
 
 from __future__ import annotations
@@ -13,10 +14,16 @@ from dataclasses import dataclass
 
 from vibes_eval.benchmarks.common.rules import Violation
 from vibes_eval.benchmarks.humaneval.config import HumanEvalConfig
-from vibes_eval.benchmarks.humaneval.rust import batch, harness, policy
+from vibes_eval.benchmarks.humaneval.rust import batch, harness, policy, split, split_run
 from vibes_eval.benchmarks.humaneval.rust.crates import ensure_crates
 from vibes_eval.benchmarks.humaneval.rust.extract import extract
 from vibes_eval.benchmarks.humaneval.rust.scan import Scan, TaskFacts
+from vibes_eval.benchmarks.humaneval.rust.split_run import (
+    SplitRun,
+    TestPrograms,
+    TestSession,
+    WireLibrary,
+)
 from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.benchmarks.humaneval.tasks import RustProblem
 from vibes_eval.core.benchmark import OnResult
@@ -34,19 +41,18 @@ def batch_units(samples: Sequence[Sample], workers: int) -> list[list[Sample]]:
 
 def run_batched(
     ev: RustEvaluator,
-    stats: batch.BatchStats,
     tasks: dict[str, RustProblem],
     unit: Sequence[Sample],
     runner: TaskRunner,
     on_result: OnResult,
 ) -> None:
     """Evaluate ``unit`` in as few compiles as it can; each result to ``on_result``."""
-    batch.BatchRunner(ev, stats, runner, on_result).run(tasks, unit)
+    batch.BatchRunner(ev, runner, on_result).run(tasks, unit)
 
 
 @dataclass
 class RustRun:
-    """Everything one sample's lone evaluation observed."""
+    """Everything one sample's lone in-process evaluation observed."""
 
     violation: Violation | None = None
     compile: ExecutionResult | None = None
@@ -65,7 +71,10 @@ class RustEvaluator:
         self.config = config
         self._build: harness.RustBuild | None = None
         self._facts: dict[str, TaskFacts] = {}
+        self._plans: dict[str, split.Plan | str] = {}
         self._lock = threading.Lock()
+        self.tests = TestPrograms(self)  # the run's trusted test binaries
+        self.wire = WireLibrary(self)  # the wire both programs link
 
     # -- the sample's code --------------------------------------------------------------
 
@@ -81,6 +90,15 @@ class RustEvaluator:
             found = TaskFacts.of(task)
             with self._lock:
                 self._facts[task.task_id] = found
+        return found
+
+    def plan(self, task: RustProblem) -> split.Plan | str:
+        """How the task runs on the split, or why it cannot (cached)."""
+        found = self._plans.get(task.task_id)
+        if found is None:
+            found = split.plan(task, self.facts(task).calls)
+            with self._lock:
+                self._plans[task.task_id] = found
         return found
 
     def scan(self, task: RustProblem, sample: Sample) -> Scan:
@@ -126,8 +144,25 @@ class RustEvaluator:
 
     def run_alone(
         self, task: RustProblem, sample: Sample, runner: TaskRunner, scan: Scan | None = None
-    ) -> RustRun:
+    ) -> RustRun | SplitRun:
+        """One sample, its own compile: on the split when its task's test program exists,
+        else in-process."""
         scan = scan or self.scan(task, sample)
+        program = self.tests.get({task.task_id: task}, [task.task_id], runner)[task.task_id]
+        if isinstance(program, str):
+            return self.run_in_process(task, scan, runner)
+        out = SplitRun(program.plan.tests, violation=self.policy_violation(scan))
+        if out.violation is not None:
+            return out
+        built = split_run.build_candidate(self, task, program.plan, scan.code, runner)
+        out.compile, out.syntax_error = built.compile, built.syntax_error
+        if built.binary is not None:
+            with TestSession(self, runner) as tests:
+                out.pair = split_run.serve(self, runner, tests, program, built.binary, "t_0")
+        return out
+
+    def run_in_process(self, task: RustProblem, scan: Scan, runner: TaskRunner) -> RustRun:
+        """The tests in the sample's own process (a task the split cannot carry)."""
         if violation := self.policy_violation(scan):
             return RustRun(violation=violation)
         spec = self.session_spec(task.task_id, {"main.rs": task.program(scan.code)})
@@ -137,14 +172,17 @@ class RustEvaluator:
     def _compile_and_run(self, scan: Scan, session: Session, runner: TaskRunner) -> RustRun:
         build = self.build
         out = RustRun()
-        out.compile = runner.execute(
+        out.compile = harness.session_relative(
+            runner.execute(
+                session,
+                build.compile_argv("main.rs", "main", "--error-format=json"),
+                self.compile_limits(),
+                env=build.env(),
+            ),
             session,
-            build.compile_argv("main.rs", "main", "--error-format=json"),
-            self.compile_limits(),
-            env=build.env(),
         )
         if not out.compile.ok:
-            out.syntax_error = self._syntax_error(out.compile, session, runner)
+            out.syntax_error = self.syntax_error(out.compile, session, runner)
             return out
         if scan.tampering:  # judged without running what it compiled to
             out.tampering = scan.tampering
@@ -167,7 +205,7 @@ class RustEvaluator:
         out.log = harness.read_log(runner, session, logname)
         return out
 
-    def _syntax_error(
+    def syntax_error(
         self, comp: ExecutionResult, session: Session, runner: TaskRunner
     ) -> str | None:
         """main.rs's first syntax error, asked of rustfmt as a batch does (rustc can recover

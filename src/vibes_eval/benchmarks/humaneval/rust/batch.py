@@ -1,35 +1,27 @@
-"""Batched evaluation: many samples compiled as modules of one crate, one test binary.
+"""Batched evaluation: many candidates compiled as modules of one crate, each then run in
+a process and a session of its own against its task's trusted test program (the split:
+``split.py``, docs/integrity.md).
 
-Each sample's whole program (the same text a lone compile sees) is written as `t_<i>.rs`
-and the program without its test block as `c_<i>.rs`. A unit of work runs in three steps:
+Each candidate's module (its program up to the task's tests, then the server) is written
+as `t_<i>.rs`; a crate root of ours lists them and serves the one its first argument
+names. A unit of work:
 
-1. check: one `--emit=metadata` compile of every sample's `c_<i>.rs` (about a quarter of
-   the cost of compiling with the tests) finds the samples whose own code does not
-   compile. Skipped when the run has seen so few compile errors that it would not pay.
-2. build: the rest are compiled with their tests (`t_<i>.rs`) into one test binary; a
-   sample whose test block then fails to compile is dropped and the rest built again.
-3. run (``batch_run.py``): the tests, in one shared process or, for samples that could
-   disturb it, alone.
+1. its tasks' test programs, built (or found built) from the tasks alone;
+2. per sample, a static look (policy, reading, risk) decides where it goes: refused,
+   screened for syntax errors, evaluated alone, or into the batch;
+3. build: the members compiled into one binary, `BUILD_SIZE` at a time (a small first
+   build, so that verdicts start early); a member rustc reports an error in is evaluated
+   alone, which confirms the error (a batch never charges one by itself), and the rest
+   built again;
+4. run: every member in a fresh session holding a copy of the binary, started as
+   `./batch t_<i>`, paired with its task's test program (``split_run.serve``).
 
 A verdict depends only on the sample, its task and the settings, never on the other samples
-of its unit (docs/batching.md has the full argument):
-
-- only samples the real lexer reads cleanly and whose code can touch nothing outside its
-  own module (``risk.py``: no crate-wide impls, symbols, link sections, allocators, macro
-  definitions, process-wide state...) enter a batch; every other sample is evaluated alone,
-  its own compile and process, exactly as ``--no-batch`` does.
-- compile: errors are attributed to samples by the file names in rustc's JSON spans; a
-  sample they point at is then evaluated alone, which is what reports its error (a batch
-  never charges a compile error to a sample by itself). A syntax error found by rustfmt,
-  which parses each file on its own, fails the sample directly. An error no sample can be
-  blamed for splits the batch in two.
-- the check sees the code without the tests, so it is used only where the tests cannot
-  change whether that code compiles: the test block defines nothing but test functions,
-  the code does not name anything the tests define, and it defines every function the
-  tests call. Other samples are checked as whole programs.
-- run: the members share one process, judged from libtest's log by their tests' full
-  paths. If that process dies or times out, the sample that was running is run alone from
-  the binary with exactly its own tests, and the rest in a new round.
+of its unit (docs/batching.md has the argument): only samples whose code provably cannot
+reach the other modules of the crate enter a batch (``risk.py``: no macro definitions, no
+file or environment macros, no `#[path]` or file modules, no unsafe, assembly, extern or
+link attributes, nothing process-wide), and a candidate's verdict comes from its own
+process's answers to a test program built without any sample.
 """
 
 from __future__ import annotations
@@ -38,42 +30,41 @@ import functools
 import itertools
 import math
 import re
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vibes_eval.benchmarks.humaneval import judge
-from vibes_eval.benchmarks.humaneval.judge import SHARED, measured
-from vibes_eval.benchmarks.humaneval.rust import harness
-from vibes_eval.benchmarks.humaneval.rust.batch_run import (
-    BinaryRun,
-    Member,
-    in_parallel,
-    sample_result,
-)
+from vibes_eval.benchmarks.humaneval.judge import IN_PROCESS, SHARED, SPLIT, measured
+from vibes_eval.benchmarks.humaneval.rust import harness, split, split_run
 from vibes_eval.benchmarks.humaneval.rust.risk import risk
 from vibes_eval.benchmarks.humaneval.rust.scan import Scan
+from vibes_eval.benchmarks.humaneval.rust.split_run import (
+    Built,
+    SplitRun,
+    TestProgram,
+    TestSession,
+)
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner
+from vibes_eval.core.system import usable_cpus
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
     from vibes_eval.benchmarks.humaneval.run import RustEvaluator
     from vibes_eval.benchmarks.humaneval.tasks import RustProblem
 
-__all__ = ["BatchRunner", "BatchStats", "plan"]
+__all__ = ["BatchRunner", "plan"]
 
-TARGET_SIZE = 250  # samples per unit: one check compile, then builds of the survivors
-BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module but a test
-# block that fails to compile costs a rebuild of them all
+TARGET_SIZE = 250  # samples per unit
+BUILD_SIZE = 180  # modules per build: larger builds are cheaper per module, but one that
+# fails costs a rebuild of them all
 FIRST_BUILD = 16  # a unit's first build: small, so that verdicts (and the progress bar's
 # ETA) arrive after one short compile instead of the unit's largest; costs one more build
 MIN_SPLIT = 4  # below this, a batch that fails mysteriously is evaluated sample by sample
-CHECK_WORTH = 0.3  # a check compile costs ~0.3 of a failing build: worth it when a build
-# fails with at least this probability
 
-_MODULE_FILE = re.compile(r"(?:^|/)[tc]_(\d+)\.rs$")
+_MODULE_FILE = re.compile(r"(?:^|/)t_(\d+)\.rs$")
 
 OnResult = Callable[[SampleResult], None]
 
@@ -101,26 +92,35 @@ def build_chunks(n: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
+def in_parallel(jobs: list[Callable[[], None]]) -> None:
+    """Run jobs (each in sessions of its own) on every core: a sample stuck until its
+    timeout then holds up one thread, not the whole unit."""
+    if len(jobs) < 2:
+        for job in jobs:
+            job()
+        return
+    with ThreadPoolExecutor(min(len(jobs), usable_cpus())) as pool:
+        for future in [pool.submit(job) for job in jobs]:
+            future.result()
+
+
 @dataclass
-class BatchStats:
-    """What the run has seen so far, shared by its workers."""
+class Member:
+    """One sample inside a batch; ``i`` names its module `t_<i>`."""
 
-    seen: int = 0
-    compile_errors: int = 0
-    fragile_tasks: set[str] = field(default_factory=set)  # test blocks that failed to build
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    i: int
+    sample: Sample
+    task: RustProblem
+    scan: Scan  # the completion (after --extract) read in its program
+    program: TestProgram  # its task's trusted test program
 
-    def want_check(self, n: int) -> bool:
-        """Whether a check compile pays for itself: a build of ``n`` samples fails (and
-        must be redone) with probability ``q``; the check costs ~CHECK_WORTH of that."""
-        with self.lock:
-            rate = (self.compile_errors + 1) / (self.seen + 2)
-        return 1 - (1 - rate) ** n > CHECK_WORTH
+    @property
+    def module(self) -> str:
+        return f"t_{self.i}"
 
-    def count(self, seen: int, compile_errors: int) -> None:
-        with self.lock:
-            self.seen += seen
-            self.compile_errors += compile_errors
+    @property
+    def source(self) -> str:
+        return self.program.plan.candidate(self.task, self.scan.code)
 
 
 @dataclass
@@ -148,50 +148,55 @@ def compile_errors(stderr: str) -> Failed:
     return Failed(per_module, orphan)
 
 
+def shared_result(sample: Sample, reason: Reason, detail: str) -> SampleResult:
+    """A failure found in a batch's shared steps (a syntax error rustfmt reads in the
+    sample's own file)."""
+    return judge.result(
+        sample, False, reason, detail, trust=SPLIT, evaluated=SHARED, measurements=measured()
+    )
+
+
 class BatchRunner:
     """Evaluates one unit of samples in as few compiles as it can."""
 
-    def __init__(
-        self, ev: RustEvaluator, stats: BatchStats, runner: TaskRunner, on_result: OnResult
-    ) -> None:
+    def __init__(self, ev: RustEvaluator, runner: TaskRunner, on_result: OnResult) -> None:
         self.ev = ev
         self.runner = runner
         self.on_result = on_result
         self.build = ev.build
-        self.stats = stats
-        self.errors_found = 0
         self.reported: set[tuple[str, int]] = set()
 
     # -- entry ------------------------------------------------------------------------
 
     def run(self, tasks: dict[str, RustProblem], unit: Sequence[Sample]) -> None:
+        try:
+            programs = self.ev.tests.get(tasks, (s.task_id for s in unit), self.runner)
+        except RunnerError as exc:
+            for sample in unit:
+                self.report(judge.infra(sample, f"{type(exc).__name__}: {exc}", SPLIT))
+            return
         members: list[Member] = []
-        alone: list[tuple[Sample, Scan]] = []
-        unclear: list[tuple[Sample, Scan]] = []
+        alone: list[tuple[Sample, Scan | None]] = []
+        unclear: list[tuple[Sample, Scan, TestProgram]] = []
         for n, sample in enumerate(unit):
-            task = tasks[sample.task_id]
+            task, program = tasks[sample.task_id], programs[sample.task_id]
+            if isinstance(program, str):  # in-process: always alone
+                alone.append((sample, None))
+                continue
             scan = self.ev.scan(task, sample)
             # A policy violation is reported without compiling; a risky sample evaluated
             # exactly as --no-batch would; one the parser could not read (mostly syntax
             # errors) too, unless rustfmt finds its syntax error first.
             violation = self.ev.policy_violation(scan)
-            if violation:  # known without compiling: reported now, not after the batch
-                self.report(judge.result(sample, False, Reason.POLICY, str(violation)))
-                continue
-            if not scan.clean:
-                unclear.append((sample, scan))
-                continue
-            if risk(scan):
+            if violation:
+                self.report(judge.result(sample, False, Reason.POLICY, str(violation), trust=SPLIT))
+            elif not scan.clean:
+                unclear.append((sample, scan, program))
+            elif risk(scan):
                 alone.append((sample, scan))
-                continue
-            head_check = task.task_id not in self.stats.fragile_tasks and (
-                self.ev.facts(task).head_checkable(scan.code, scan.bare)
-            )
-            members.append(Member(n, sample, task, scan, head_check))
-        # One rustfmt pass before the builds: its syntax errors are reported at once.
-        # (The check heuristic counts the batch's own errors only, as it always did.)
+            else:
+                members.append(Member(n, sample, task, scan, program))
         alone += self.screen_syntax(tasks, unclear)
-        self.errors_found = 0
         if len(members) < 2:
             alone.extend((m.sample, m.scan) for m in members)
         else:
@@ -201,48 +206,45 @@ class BatchRunner:
                 # What the batch could not judge is judged alone; what it did stays.
                 left = [m for m in members if m.sample.key not in self.reported]
             alone.extend((m.sample, m.scan) for m in left)
-            self.stats.count(len(members), self.errors_found)
-        in_parallel([functools.partial(self.solo, tasks[s.task_id], s, scan) for s, scan in alone])
+        jobs = [functools.partial(self.solo, tasks[s.task_id], s, scan, programs[s.task_id])
+                for s, scan in alone]  # fmt: skip
+        in_parallel(jobs)
 
-    def solo(self, task: RustProblem, sample: Sample, scan: Scan | None = None) -> None:
+    def solo(self, task: RustProblem, sample: Sample, scan: Scan | None, program: Built) -> None:
         """Evaluate one sample exactly as --no-batch does. A runner failure is this
         sample's alone (an infra error, retried on resume), not its unit's."""
+        trust = IN_PROCESS if isinstance(program, str) else SPLIT
         try:
             output = self.ev.run_alone(task, sample, self.runner, scan)
         except RunnerError as exc:
-            self.report(judge.infra(sample, f"{type(exc).__name__}: {exc}"))
+            self.report(judge.infra(sample, f"{type(exc).__name__}: {exc}", trust))
             return
-        self.report(judge.judge_alone(sample, output, self.ev.declared(task)))
+        self.report(judge.judge(sample, output, self.ev.declared(task)))
 
     def screen_syntax(
-        self, tasks: dict[str, RustProblem], samples: list[tuple[Sample, Scan]]
-    ) -> list[tuple[Sample, Scan]]:
-        """Report the syntax errors rustfmt finds in ``samples``' programs, each parsed on its
-        own (one rustfmt process, no crate shared: no sample can cause or hide another's);
-        returns the rest, to be evaluated alone."""
+        self, tasks: dict[str, RustProblem], samples: list[tuple[Sample, Scan, TestProgram]]
+    ) -> list[tuple[Sample, Scan | None]]:
+        """Report the syntax errors rustfmt finds in ``samples``' candidate modules, each
+        parsed on its own (one rustfmt process, no crate shared: no sample can cause or
+        hide another's); returns the rest, to be evaluated alone."""
         if len(samples) < 2:
-            return samples
-        files = {f"u_{n}.rs": tasks[s.task_id].program(scan.code) for n, (s, scan) in
-                 enumerate(samples)}  # fmt: skip
+            return [(s, scan) for s, scan, _ in samples]
+        files = {f"u_{n}.rs": p.plan.candidate(tasks[s.task_id], scan.code)
+                 for n, (s, scan, p) in enumerate(samples)}  # fmt: skip
         try:
             with self.runner.session(self.ev.session_spec("syntax", dict(files))) as session:
                 found = harness.syntax_check(
                     self.runner, session, self.build, list(files), self.ev.compile_limits()
                 )
         except RunnerError:
-            return samples
-        left = []
-        for n, (sample, scan) in enumerate(samples):
+            return [(s, scan) for s, scan, _ in samples]
+        left: list[tuple[Sample, Scan | None]] = []
+        for n, (sample, scan, _) in enumerate(samples):
             error = found.get(f"u_{n}.rs")
             if error is None:
                 left.append((sample, scan))
             else:
-                self.errors_found += 1
-                result = judge.result(
-                    sample, False, Reason.COMPILE_ERROR, error,
-                    evaluated=SHARED, measurements=measured(),
-                )  # fmt: skip
-                self.report(result)
+                self.report(shared_result(sample, Reason.COMPILE_ERROR, error))
         return left
 
     def report(self, result: SampleResult) -> None:
@@ -251,63 +253,33 @@ class BatchRunner:
 
     def run_batch(self, members: list[Member]) -> list[Member]:
         """Evaluate ``members`` in one work dir; returns those that must be evaluated alone."""
-        files: dict[str, str | bytes] = {}
-        for m in members:
-            head = m.task.program_head(m.code)
-            files[f"{m.module}.rs"] = head + m.task.test_block  # == task.program(code)
-            if m.head_check:
-                files[f"c_{m.i}.rs"] = head
+        files = self.ev.wire.files(self.runner)
+        files.update({f"{m.module}.rs": m.source for m in members})
         spec = self.ev.session_spec(f"batch-{members[0].sample.task_id}", files)
         with self.runner.session(spec) as session:
             alone: list[Member] = []
-            if self.stats.want_check(len(members)):
-                members, alone = self._check(session, members)
             for k, end in build_chunks(len(members)):
                 alone += self._build(session, members[k:end])
             return alone
 
     # -- compiling ----------------------------------------------------------------------
 
-    def _compile(
-        self, session: Session, modules: dict[int, str], output: str, *extra: str
-    ) -> ExecutionResult:
-        """One rustc run over a crate root listing ``modules`` ({i: file of `t_<i>`})."""
-        root = "".join(f'#[path = "{f}"]\nmod t_{i};\n' for i, f in sorted(modules.items()))
+    def _compile(self, session: Session, members: dict[int, Member]) -> ExecutionResult:
+        """One rustc run over a crate root listing ``members``' modules."""
+        modules = {m.module: f"{m.module}.rs" for _, m in sorted(members.items())}
+        root = split.candidate_root(modules)
         self.runner.write_files(session, {"root.rs": root})
         return self.runner.execute(
             session,
-            self.build.compile_argv("root.rs", output, *extra, "--error-format=json"),
+            split_run.program_argv(self.ev, "root.rs", "batch", "-C", "codegen-units=1",
+                                   "--error-format=json"),
             self.ev.compile_limits(),
             env=self.build.env(),
-        )
-
-    def _check(self, session: Session, members: list[Member]) -> tuple[list[Member], list[Member]]:
-        """Report the members whose own code does not compile; returns (the rest, those to
-        evaluate alone). Metadata only: no code generation, no linking."""
-        active = {m.i: m for m in members}
-        alone: list[Member] = []
-        syntax_checked = [False]
-        for _ in range(len(members) + 2):  # every round ends the loop or removes a member
-            modules = {i: m.check_file for i, m in active.items()}
-            comp = self._compile(session, modules, "check.rmeta", "--emit=metadata")
-            if comp.ok or comp.termination is not Termination.EXITED:
-                break  # a check that cannot finish leaves the work to the builds
-            failed = compile_errors(comp.stderr)
-            if self._triage(session, active, failed, syntax_checked, alone):
-                continue
-            if failed.orphan or not failed.per_module:
-                break
-            for i in failed.per_module:
-                if i in active:
-                    alone.append(self._blamed(active.pop(i)))
-            # Syntax errors apart, one compile reports every module's errors; and what a
-            # check misses, the build (the whole programs) still finds.
-            break
-        return list(active.values()), alone
+        )  # fmt: skip
 
     def _build(self, session: Session, members: list[Member]) -> list[Member]:
-        """Compile ``members`` with their tests into one binary and run them; returns those
-        that must be evaluated alone."""
+        """Compile ``members`` into one binary and serve each from it; returns those that
+        must be evaluated alone."""
         active = {m.i: m for m in members}
         alone: list[Member] = []
         compile_s = 0.0
@@ -315,13 +287,11 @@ class BatchRunner:
         for _ in range(len(members) + 2):  # every round ends the loop or removes a member
             if len(active) < 2:
                 break
-            modules = {i: f"{m.module}.rs" for i, m in active.items()}
-            comp = self._compile(session, modules, "batch", "-C", "codegen-units=1")
+            comp = self._compile(session, active)
             compile_s += comp.wall_s
             if comp.ok:
-                per_sample_s = compile_s / len(active)
-                tests = BinaryRun(self.ev, self.runner, self.report)
-                return alone + tests.run(session, list(active.values()), per_sample_s)
+                self._serve(session, list(active.values()), comp, compile_s)
+                return alone
             if comp.termination is not Termination.EXITED:
                 return alone + self._split(session, list(active.values()))
             failed = compile_errors(comp.stderr)
@@ -330,13 +300,33 @@ class BatchRunner:
             errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.orphan or not errors:
                 return alone + self._split(session, list(active.values()))
-            for i in errors:
-                m = active.pop(i)
-                if m.head_check:  # its code checked clean: the test block failed
-                    with self.stats.lock:
-                        self.stats.fragile_tasks.add(m.task.task_id)
-                alone.append(self._blamed(m))
+            # A member rustc reports an error in is evaluated alone, which confirms the
+            # error (and words it as a lone compile does) or finds a neighbour caused it.
+            alone += [active.pop(i) for i in errors]
         return alone + list(active.values())
+
+    def _serve(
+        self, session: Session, members: list[Member], comp: ExecutionResult, compile_s: float
+    ) -> None:
+        """Each member against its task's test program, in sessions of their own."""
+        binary = self.runner.read_file(session, "batch")
+        share = comp.model_copy(
+            update={"wall_s": compile_s / len(members), "cpu_s": comp.cpu_s / len(members)}
+        )
+        with TestSession(self.ev, self.runner) as tests:
+            in_parallel([functools.partial(self._serve_one, tests, m, binary, share)
+                         for m in members])  # fmt: skip
+
+    def _serve_one(
+        self, tests: TestSession, m: Member, binary: bytes, share: ExecutionResult
+    ) -> None:
+        try:
+            pair = split_run.serve(self.ev, self.runner, tests, m.program, binary, m.module)
+        except RunnerError as exc:
+            self.report(judge.infra(m.sample, f"{type(exc).__name__}: {exc}", SPLIT))
+            return
+        out = SplitRun(m.program.plan.tests, compile=share, pair=pair)
+        self.report(judge.judge_split(m.sample, out, evaluated=SHARED))
 
     def _split(self, session: Session, members: list[Member]) -> list[Member]:
         """A failure no sample can be blamed for: halve the batch until it is found."""
@@ -363,15 +353,16 @@ class BatchRunner:
             if self._drop_syntax_errors(session, active):
                 return True
         # Errors without a code that rustfmt does not call syntax errors (a macro that does
-        # not exist, a head that parses only with its test block): rustc may have stopped
-        # at one, so those samples go alone and the rest compile again.
+        # not exist): rustc may have stopped at one, so those samples go alone and the rest
+        # compile again.
         for i, diags in failed.per_module.items():
             if i in active and any(d.parse for d in diags):
                 alone.append(active.pop(i))
         return True
 
     def _drop_syntax_errors(self, session: Session, active: dict[int, Member]) -> bool:
-        """Fail every module whose whole program has a syntax error; whether there was any."""
+        """Fail every module that has a syntax error (rustfmt reads each file apart: no
+        other sample can cause or hide it); whether there was any."""
         files = [f"{active[i].module}.rs" for i in sorted(active)]
         found = harness.syntax_check(
             self.runner, session, self.build, files, self.ev.compile_limits()
@@ -379,17 +370,5 @@ class BatchRunner:
         dropped = [i for i, m in active.items() if f"{m.module}.rs" in found]
         for i in dropped:
             m = active.pop(i)
-            self._fail_syntax(m, found[f"{m.module}.rs"])
+            self.report(shared_result(m.sample, Reason.COMPILE_ERROR, found[f"{m.module}.rs"]))
         return bool(dropped)
-
-    def _blamed(self, m: Member) -> Member:
-        """A member rustc reported an error in: evaluated alone, which confirms the error
-        (and reports it as a lone compile words it) or finds that a neighbour caused it."""
-        self.errors_found += 1
-        return m
-
-    def _fail_syntax(self, m: Member, text: str) -> None:
-        """A syntax error rustfmt found in the member's program, parsed on its own (rustfmt
-        reads each file apart: no other sample can cause or hide it)."""
-        self.errors_found += 1
-        self.report(sample_result(m, False, Reason.COMPILE_ERROR, text))

@@ -32,10 +32,9 @@ _LEXER_CODES = frozenset(
 _FMT_LOCATION = re.compile(r"^\s*--> (?:.*/)?([^/\s]+\.rs):(\d+):(\d+)")
 
 RUN_ENV = {"RUST_BACKTRACE": "0"}  # a backtrace costs ~50 ms per failing test
-COMPILE_FLAGS = [
+BASE_FLAGS = [
     "--edition",
     "2021",
-    "--test",
     "-C",
     "strip=debuginfo",
     "-C",
@@ -43,6 +42,7 @@ COMPILE_FLAGS = [
     "--cap-lints",
     "allow",
 ]
+COMPILE_FLAGS = [*BASE_FLAGS, "--test"]  # a libtest binary (the in-process path)
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,16 @@ class RustBuild:
     def compile_argv(self, source: str, output: str, *extra: str) -> list[str]:
         args = [str(self.toolchain.rustc), *COMPILE_FLAGS, *extra, source, "-o", output]
         return args + (self.crates.rustc_args() if self.crates else [])
+
+    def binary_argv(self, source: str, output: str, *extra: str) -> list[str]:
+        """A plain binary with our own main (the split's test and candidate programs)."""
+        args = [str(self.toolchain.rustc), *BASE_FLAGS, *extra, source, "-o", output]
+        return args + (self.crates.rustc_args() if self.crates else [])
+
+    def library_argv(self, source: str, output: str, name: str) -> list[str]:
+        """A library crate of ours (the split's wire)."""
+        args = ["--crate-type", "rlib", "--crate-name", name, source, "-o", output]
+        return [str(self.toolchain.rustc), *BASE_FLAGS, *args]
 
     def rustfmt_argv(self, files: list[str]) -> list[str] | None:
         """A rustfmt run that only parses ``files`` (its errors are the syntax errors);
@@ -73,6 +83,16 @@ class RustBuild:
 
     def env(self) -> dict[str, str]:
         return {"PATH": f"{self.toolchain.bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+
+
+def session_relative(result: ExecutionResult, session: Session) -> ExecutionResult:
+    """``result`` with the session's own path left out of its stderr: a compile error
+    that names a file of the work dir (`#[path = "x.rs"]`) then reads the same in every
+    session, batched or alone."""
+    prefix = f"{session.path}/"
+    if prefix not in result.stderr:
+        return result
+    return result.model_copy(update={"stderr": result.stderr.replace(prefix, "")})
 
 
 def listed_tests(listing: ExecutionResult) -> list[str]:
@@ -100,7 +120,7 @@ def syntax_check(
         argv = build.rustfmt_argv(files)
         if argv is None:
             break
-        res = runner.execute(session, argv, limits, env=build.env())
+        res = session_relative(runner.execute(session, argv, limits, env=build.env()), session)
         found.update(syntax_errors(res.stderr))
         seen = set(files_reported(res.stderr))  # coded errors (E0765...) too
         reported = [n for n, f in enumerate(files) if f in seen]
@@ -273,7 +293,7 @@ def judge(
     must satisfy ``judge_log``."""
     if run.termination is not Termination.EXITED:
         reason = Reason.from_termination(run.termination)
-        detail = _signal_detail(run) if reason is Reason.CRASH else run.termination.value
+        detail = signal_detail(run) if reason is Reason.CRASH else run.termination.value
         ok = {name for name, status in log.items() if status == "ok"}
         return Judgement(
             False,
@@ -324,7 +344,7 @@ def panic_details(stdout: str) -> dict[str, str]:
     return {name: panic_detail(section) for name, section in _sections(stdout)}
 
 
-def _signal_detail(run: ExecutionResult) -> str:
+def signal_detail(run: ExecutionResult) -> str:
     if "has overflowed its stack" in run.stderr:
         return "stack overflow"
     return f"killed by signal {run.signal}" if run.signal else "crashed"

@@ -38,12 +38,6 @@ _ITEM = re.compile(r"\b(?:fn|mod)\s+([A-Za-z_]\w*)")  # nameable from outside th
 _LOCAL = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)")
 _CALLED = re.compile(r"(?<![\w.:!\[])\b([a-z_]\w*)\s*\(")  # not methods, paths, attributes
 _FN = re.compile(r"\bfn\s+([A-Za-z_]\w*)")
-# Items a test block could define that code outside it might use (impls apply crate-wide).
-_TEST_BLOCK_EXPORTS = re.compile(
-    r"\b(impl|trait|struct|enum|union|type|const|static|macro_rules|extern|pub)\b|#\s*\["
-    r"\s*macro_export"
-)
-_USE = re.compile(r"\buse\b")
 # not function calls (and `drop`, the prelude function)
 _KEYWORDS = words(
     "as break const continue else enum extern false fn for if impl in let loop match mod "
@@ -59,21 +53,10 @@ _NAMED_ITEMS = frozenset(
 _NAMES = frozenset({"identifier", "type_identifier", "primitive_type"})
 
 
-def _top_level_use(code: str) -> bool:
-    """A `use` outside any block imports into the crate root, where the completion is."""
-    for m in _USE.finditer(code):
-        before = code[: m.start()]
-        if before.count("{") == before.count("}"):
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class TaskFacts:
     """What a task's header and test block define, call and resolve."""
 
-    self_contained: bool  # the test block defines nothing code outside it could use
-    defines: frozenset[str]  # its modules and functions
     calls: frozenset[str]  # free functions it calls that it does not define itself
     header_fns: frozenset[str]
     declared: tuple[str, ...]  # full paths of its `#[test]` functions, from the crate root
@@ -105,8 +88,6 @@ class TaskFacts:
             provided = _provided(header.root) | _provided(tail.root) | header_fns
             protected = resolved & (provided | PRIMITIVES | PRELUDE | STD_MACROS)
         return cls(
-            self_contained=_TEST_BLOCK_EXPORTS.search(code) is None and not _top_level_use(code),
-            defines=items,
             calls=calls,
             header_fns=header_fns,
             declared=tuple(_declared_tests(tail.root, "")),
@@ -117,23 +98,6 @@ class TaskFacts:
             ),
             tail_clean=tail.clean,
         )
-
-    def head_checkable(self, completion: str, bare_completion: str) -> bool:
-        """Whether to check the code before the test block without it. Exact when the block
-        exports nothing, the completion names nothing the block defines and ends an item:
-        then that code has the same errors either way, and they come first in the file.
-        Worth it only when every function the tests call is defined: else the tests fail to
-        compile, which only the whole program shows (and then costs a second build)."""
-        if not self.self_contained:
-            return False
-        end = len(completion.rstrip())
-        if end == 0 or end != len(bare_completion.rstrip()) or completion[end - 1] not in "};":
-            return False
-        words = set(re.findall(r"[A-Za-z_]\w*", bare_completion))
-        if words & self.defines:
-            return False
-        fns = self.header_fns | set(_FN.findall(bare_completion))
-        return self.calls <= fns
 
 
 def _declared_tests(node: Node, prefix: str) -> Iterator[str]:

@@ -1,19 +1,24 @@
 """Verdict forgery: samples that try to pass without solving their task, or to change what
 other samples get. Not sandbox escapes (``hostile.py``): every one here stays inside its
-sandbox and attacks the grader instead. Each is a wrong solution plus a trick.
+sandbox and attacks the grader instead. Each is a wrong solution plus a trick (but for
+``RIGHT_CODE``: a right solution whose trick targets its neighbours).
 
-Tasks and neighbours come from ``tests/humaneval/integrity_cases.py``. These samples are
-hostile: they only ever run through the harness's sandboxes.
+This package holds the per-language suites (``test_rust.py``: one case per attack class
+against the trusted-test split); this module the HumanEval-Rust forgeries written against
+the in-process design (libtest's log, the shared test process), which every suite that
+mixes attackers with honest samples reuses. Tasks and neighbours come from
+``tests/humaneval/integrity_cases.py``. These samples are hostile: they only ever run
+through the harness's sandboxes.
 
 Kinds:
-- ``pure``: needs nothing the policy filter blocks (no files, processes, unsafe...): it
-  must fail in every mode, filter on or off.
-- ``os``: plays its trick through the operating system from inside its own test process
-  (writes libtest's log, exits, runs code at exit); with the filter on it is blocked, with
-  it off its own verdict is its own business, but it must change no other sample's and be
-  judged the same batched and alone.
+- ``pure``: needs nothing the policy filter blocks (no files, processes, unsafe...).
+- ``os``: plays its trick through the operating system from inside its own process
+  (writes libtest's log, exits, runs code at exit); the filter blocks it.
 - ``literal``: hides `std::process::exit(0)` after one literal or comment form: the real
   lexer must see it (the filter blocks it), and rustc must too (it exits early).
+
+On the split every one of them fails, filter on or off (before it, an ``os`` forger's own
+verdict with the filter off was its own business: its tests ran in its process).
 """
 
 from __future__ import annotations
@@ -143,6 +148,16 @@ FORGERIES: dict[str, tuple[str, str, str]] = {
         "pure",
     ),
 }
+
+# Forgers whose task code is right: with the filter off they pass (their trick reaches no
+# one); with it on they are refused.
+RIGHT_CODE = {"nested_filter", "fini_forger"}
+
+
+def expected(name: str, policy: bool) -> bool:
+    """What a forger must get: a fail, but for a right solution with the filter off."""
+    return not policy and name in RIGHT_CODE
+
 
 # Code after each literal and comment form: `std::process::exit(0)` must be seen.
 LITERALS = {

@@ -129,8 +129,11 @@ def test_evalplus_extra_inputs(tmp_path: Path) -> None:
         {"task_id": "HumanEval/0", "completion": "    return a + b if a < 10**9 else 0\n"},
     ]
     results = evaluate(tmp_path, P.EVALPLUS, samples)
-    assert results[0].passed
-    assert not results[1].passed and results[1].detail.startswith("extra test 2")
+    assert results[0].passed and results[0].details["evalplus"] == {"base": "pass", "plus": "pass"}
+    assert not results[1].passed and results[1].detail.startswith("plus input 0")
+    # EvalPlus's base number counts it: its base inputs passed
+    assert results[1].details["evalplus"] == {"base": "pass", "plus": "fail"}
+    assert results[1].measurements["base_passed"] == 1.0
 
 
 def test_multiple_rows_and_stop_tokens(tmp_path: Path) -> None:

@@ -24,10 +24,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.components import need
-from tests.conftest import SANDBOX
 
 import vibes_eval
+from tests.components import need
+from tests.conftest import SANDBOX
 
 # Built from parts: this file must not hold them whole, or a reader finding it would be
 # a false breach.

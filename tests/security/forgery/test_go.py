@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.components import need
-from tests.conftest import SANDBOX, SHARED
 
 import vibes_eval
+from tests.components import need
+from tests.conftest import SANDBOX, SHARED
 from vibes_eval.core.types import SampleResult
 
 SETUP = 'package main\n\nimport (\n    "testing"\n    "github.com/stretchr/testify/assert"\n)\n'

@@ -19,10 +19,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.components import need
-from tests.conftest import SANDBOX
 
 import vibes_eval
+from tests.components import need
+from tests.conftest import SANDBOX
 
 # -- the tasks: HumanEval-X's shape (a helper, the test in `Main`) and MultiPL-E's ----------
 

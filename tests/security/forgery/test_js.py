@@ -25,10 +25,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.components import need
-from tests.conftest import SANDBOX
 
 import vibes_eval
+from tests.components import need
+from tests.conftest import SANDBOX
 
 # -- two tasks in HumanEval-X's format ---------------------------------------------------
 

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import SANDBOX
-from tests.kernels.conftest import CPU_SET, CUDA_SET, gpus, needs_gxx, needs_nvcc, samples_of
 
 import vibes_eval
+from tests.conftest import SANDBOX
+from tests.kernels.conftest import CPU_SET, CUDA_SET, gpus, needs_gxx, needs_nvcc, samples_of
 
 __all__ = ["gpus"]  # the fixture, for the CUDA case
 

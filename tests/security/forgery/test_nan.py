@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.conftest import SANDBOX
 
 import vibes_eval
+from tests.conftest import SANDBOX
 
 CPP = {
     "task_id": "CPP/0",

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,7 +31,8 @@ from vibes_eval.benchmarks.multilang.run import (
 )
 from vibes_eval.benchmarks.multilang.samples import load_samples
 from vibes_eval.benchmarks.multilang.tasks import CodeTask, load_tasks, resolve_dataset
-from vibes_eval.core.benchmark import Benchmark, OnResult
+from vibes_eval.core import metrics as m
+from vibes_eval.core.benchmark import Benchmark, OnResult, default_metrics
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.jsonl import SampleSource
 from vibes_eval.core.runner import TaskRunner
@@ -55,6 +57,7 @@ class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
     def load_tasks(self) -> dict[str, CodeTask]:
         path = self.problems_path()
         refuse_other_language(path, "python", self.name)
+        self.units.refuse_exposed(path)
         return load_tasks(path, "python")
 
     def load_samples(self, source: SampleSource, tasks: dict[str, CodeTask]) -> list[Sample]:
@@ -85,8 +88,35 @@ class HumanEvalPython(Benchmark[CodeTask, PythonConfig]):
     def evaluate(self, task: CodeTask, sample: Sample, output: SampleResult) -> SampleResult:
         return output
 
+    def metrics(self, ks: Sequence[int]) -> list[m.Metric]:
+        """pass@k, and for EvalPlus rows also EvalPlus's base number (its "base tests")."""
+        return [*default_metrics(ks), *(base_pass_at_k(k) for k in ks)]
+
     def export_row(self, record: dict[str, Any], result: SampleResult) -> dict[str, Any]:
         return humaneval_row(record, result)
+
+
+def base_pass_at_k(k: int) -> m.Metric:
+    """pass@k on EvalPlus's base inputs alone (pass@k itself needs base and plus)."""
+
+    def value(rs: Sequence[m.Scored]) -> Fraction | None:
+        if k > len(rs) or not _evalplus(rs):
+            return None
+        passed = sum(r.measurements.get("base_passed", 0.0) == 1.0 for r in rs)
+        return m.pass_at_k_exact(len(rs), passed, k)
+
+    return m.Metric(
+        f"base_pass@{k}",
+        value,
+        all_tasks=True,
+        missing=f"some tasks have fewer than {k} samples",
+        description=f"EvalPlus: pass@{k} on the base inputs alone (its base-tests number)",
+        counts=_evalplus,
+    )
+
+
+def _evalplus(rs: Sequence[m.Scored]) -> bool:
+    return any("base_passed" in r.measurements for r in rs)
 
 
 class Mbpp(HumanEvalPython):

@@ -17,6 +17,11 @@ class PythonConfig(BenchmarkConfig):
     extract: Literal["none", "auto"] = "none"
     stop_tokens: bool = False  # cut completions at the problem's stop tokens (MultiPL-E)
     batch: bool = True  # many samples per sandboxed process; verdicts are the same
+    # EvalPlus rows: each input's limit is max(min, factor x the canonical solution's
+    # time), as EvalPlus's --min-time-limit and --gt-time-limit-factor (limits.timeout_s
+    # is not used for them)
+    evalplus_min_time_s: float = 1.0
+    evalplus_time_factor: float = 4.0
 
     NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"batch"})
 

@@ -104,16 +104,29 @@ def compile_failure(lang: Language, sample: Sample, res: ExecutionResult) -> Sam
     return failed(sample, reason, detail, measurements=timing, stderr=res.stderr[:KEEP])
 
 
+# Python's verdicts come from the harness, a process no sample's code runs in (the
+# harness/child split, docs/integrity.md).
+PYTHON_TRUST = {"trust": "split"}
+
+
 def python_verdict(sample: Sample, line: dict[str, Any]) -> SampleResult:
-    """The Python harness's verdict line for ``sample``."""
+    """The Python harness's verdict line for ``sample``; EvalPlus rows also say how the
+    base inputs went (``base_passed``, for EvalPlus's base pass@k)."""
     reason = str(line.get("reason", Reason.INFRA))
     wall = float(line.get("wall_s") or 0.0)
+    measurements = {"wall_s": wall, "run_s": wall, "calls": float(line.get("calls", 0))}
+    details: dict[str, Any] = dict(PYTHON_TRUST)
+    phases = line.get("evalplus")
+    if isinstance(phases, dict):
+        details["evalplus"] = {str(k): str(v) for k, v in phases.items()}
+        measurements["base_passed"] = float(phases.get("base") == "pass")
     return verdict(
         sample,
         bool(line.get("passed")) and reason == Reason.PASSED,
         reason,
         str(line.get("detail", "")),
-        measurements={"wall_s": wall, "run_s": wall, "calls": float(line.get("calls", 0))},
+        measurements=measurements,
+        details=details,
         stdout=str(line.get("stdout", "")),
         stderr=str(line.get("stderr", "")),
     )
@@ -130,5 +143,6 @@ def python_lost(sample: Sample, res: ExecutionResult) -> SampleResult:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
         detail = f"the harness reported no verdict (exit {res.exit_code}): {tail[:300]}"
     return failed(
-        sample, reason, detail, measurements={"wall_s": res.wall_s}, stderr=res.stderr[-4096:]
-    )
+        sample, reason, detail, measurements={"wall_s": res.wall_s}, stderr=res.stderr[-4096:],
+        details=dict(PYTHON_TRUST),
+    )  # fmt: skip

@@ -32,6 +32,7 @@ import shlex
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vibes_eval.benchmarks.multilang import judge
@@ -360,6 +361,18 @@ class PythonUnits:
         interp = self.interpreter
         return {"python": f"Python {interp.version} ({interp.path})"}
 
+    def refuse_exposed(self, problems: Path) -> None:
+        """Raises: UserError where samples could read the tests and canonical solutions
+        (a copy in the system or the interpreter's environment, both readable to them)."""
+        found = py.exposed(self.interpreter, problems)
+        if found:
+            raise UserError(
+                f"the samples' Python ({self.interpreter.path}) can read {found[0]}, which "
+                "holds tests and canonical solutions: evaluate with an interpreter whose "
+                "environment does not hold it (--set python=...), and keep the problems "
+                "file out of the system's and the interpreter's folders"
+            )
+
     def run_command(
         self,
         tasks: dict[str, CodeTask],
@@ -384,7 +397,7 @@ class PythonUnits:
             res = runner.execute_streaming(
                 session,
                 [self.interpreter.path, "-s", "-B", "-c", py.NO_SCRIPT_DIR, py.HARNESS],
-                py.command_limits(self.config, len(unit)),
+                py.command_limits(self.config, tasks, unit),
                 lines.feed,
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
                 stdin=(token + "\n").encode(),

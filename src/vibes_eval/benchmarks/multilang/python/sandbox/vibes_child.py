@@ -139,6 +139,49 @@ def install_seccomp():
     return libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) == 0  # SECCOMP_MODE_FILTER
 
 
+# -- Landlock: writes only beneath the sample's own folder ----------------------------------
+
+_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self (every architecture)
+# Every write right of Landlock's first ABI: write, remove and make files of any kind.
+_WRITES = 0b1_1111_1111_0010  # WRITE_FILE, REMOVE_DIR..MAKE_SYM (bits 1, 4-12)
+
+
+def confine_writes(folder):
+    """Stack a Landlock layer on whatever the sandbox set: this process may write (create,
+    remove) only beneath ``folder`` and to /dev/null. Nothing it leaves elsewhere (the work
+    dir, a private /tmp) can then meet the next sample. Returns whether it is in place
+    (kernels without Landlock: the harness's sweep of the work dir still runs)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    attr = ctypes.c_uint64(_WRITES)
+    ruleset = libc.syscall(_LANDLOCK[0], ctypes.byref(attr), ctypes.c_size_t(8), 0)
+    if ruleset < 0:
+        return False
+    try:
+        for path, rights in ((folder, _WRITES), (os.devnull, 1 << 1)):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            rule = struct_pack_beneath(rights, fd)
+            ok = libc.syscall(_LANDLOCK[1], ruleset, 1, rule, 0) == 0
+            os.close(fd)
+            if not ok:
+                return False
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            return False
+        return libc.syscall(_LANDLOCK[2], ruleset, 0) == 0
+    finally:
+        os.close(ruleset)
+
+
+def struct_pack_beneath(rights, fd):
+    """struct landlock_path_beneath_attr (packed: u64 allowed_access, s32 parent_fd)."""
+    import ctypes
+    import struct
+
+    return ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+
+
 def set_dumpable(flag):
     """Not dumpable: other processes of the sandbox (the samples) cannot open our
     /proc/PID/mem, fds or environment."""
@@ -297,6 +340,7 @@ def child_main(sock_fd, spec):
         import tempfile
 
         tempfile.tempdir = spec["dir"]
+        confine_writes(spec["dir"])
         lim = spec["limits"]
         for res, value in (
             (resource.RLIMIT_AS, lim["memory_bytes"]),

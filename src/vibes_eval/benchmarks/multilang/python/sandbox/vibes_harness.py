@@ -6,19 +6,25 @@ code here calls it through a stub (``candidate``) that sends the arguments as da
 decodes the answer as data (``vibes_wire``). So whatever the sample does -- exit, patch
 ``assert`` or builtins, replace the checker, print fake success, return an object equal to
 everything -- it cannot make this process believe a test passed: a verdict is "passed"
-only when the test code returned here, on values only this process built.
+only when the test code returned here, on values only this process built, and nothing
+ended the sample's run on the way (a timeout, an exit, a refused call is final even where
+the test's own ``except:`` caught it).
 
 Input: ``unit.json`` in the working directory, read and removed before any sample's
 process starts (so a sample finds no test, expected value or other sample's code on
 disk); stdin: a token only the host knows, which starts every line this process reports
-(samples have no way to this process's output, but a forged line would lack it anyway).
-Output: ``<token> <json verdict>`` per sample.
+on a private copy of its stdout (fd 1 itself is pointed at stderr, so nothing the test
+code prints can break a line). Output: ``<token> <json verdict>`` per sample; none for a
+sample whose end depended on its neighbours (killed from outside, this process out of
+memory): the host then evaluates it alone.
 """
 
 import builtins
 import contextlib
 import json
 import os
+import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,11 +34,19 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import vibes_plus as plus  # noqa: E402
 import vibes_wire as wire  # noqa: E402
 
 sys.path.remove(HERE)
 
 KEEP = 4096
+# Names a test may use without importing them (MBPP's tests lean on the program's
+# imports): a standard module is imported here, never taken from the sample.
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset(
+    ("math", "re", "string", "collections", "itertools", "functools", "heapq", "bisect",
+     "operator", "random", "sys", "decimal", "fractions", "statistics", "datetime", "copy",
+     "json", "typing", "array", "cmath")
+)  # fmt: skip
 
 
 class SampleTimeout(BaseException):
@@ -64,28 +78,45 @@ class Unsendable(Exception):
 
 
 class Channel:
-    def __init__(self, sock, deadline):
+    """The socket to one sample's process. ``fatal`` is the first thing that ended the
+    sample's run (timeout, exit, refusal, an answer that is not data): the verdict
+    whatever the test did with the exception afterwards."""
+
+    def __init__(self, sock, end_by):
         self.sock = sock
-        self.deadline = deadline
+        self.end_by = end_by  # the run's deadline
+        self.deadline = end_by  # the current call's (an EvalPlus input has its own)
+        self.fatal = None
         self.first_exc = None  # the first exception the sample raised, for the detail
         self.calls = 0
+
+    def end(self, exc):
+        if self.fatal is None:
+            self.fatal = exc
+        return exc
+
+    def limit(self, seconds):
+        """Give what follows ``seconds`` at most (within the run's deadline), enforced by
+        the socket's timeout and by SIGALRM for the test code's own time."""
+        self.deadline = min(self.end_by, time.monotonic() + seconds)
+        signal.setitimer(signal.ITIMER_REAL, max(self.deadline - time.monotonic(), 0) + 0.05)
 
     def request(self, message):
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
-            raise SampleTimeout()
+            raise self.end(SampleTimeout())
         self.sock.settimeout(remaining)
         try:
             self.sock.sendall(wire.dumps(message))
             reply = wire.recv(self.sock)
         except TimeoutError:
-            raise SampleTimeout() from None
+            raise self.end(SampleTimeout()) from None
         except (EOFError, OSError):
-            raise SampleGone() from None
+            raise self.end(SampleGone()) from None
         except wire.WireError as exc:
-            raise SampleError(f"the sample's answer is not data: {exc}") from None
+            raise self.end(SampleError(f"the sample's answer is not data: {exc}")) from None
         if type(reply) is not dict:
-            raise SampleError("the sample's answer is not data")
+            raise self.end(SampleError("the sample's answer is not data"))
         return reply
 
     def meta(self, message):
@@ -96,14 +127,14 @@ class Channel:
             return self.value(message, reply)
         meta = reply["meta"]
         if type(meta) is not list or not meta:
-            raise SampleError("the sample's answer is not data")
+            raise self.end(SampleError("the sample's answer is not data"))
         if meta[0] == "value" and len(meta) == 2:
             return ["value", self.value(message, {"ok": meta[1]})]
         if meta[0] == "callable" and (len(meta) == 1 or type(meta[1]) is int):
             return meta
         if meta == ["missing"] or all(type(m) is str for m in meta):
             return meta
-        raise SampleError("the sample's answer is not data")
+        raise self.end(SampleError("the sample's answer is not data"))
 
     def value(self, message, reply=None):
         """The decoded answer to ``message``, or the sample's exception raised here."""
@@ -113,12 +144,14 @@ class Channel:
             try:
                 return wire.decode(reply["ok"], self.proxy)
             except (wire.WireError, RecursionError) as exc:
-                raise SampleError(f"the sample's answer is not data: {exc}") from None
-        if reply.get("stop"):
-            raise StopIteration
+                raise self.end(SampleError(f"the sample's answer is not data: {exc}")) from None
+        if reply.get("stop") and message.get("op") == "next":
+            raise StopIteration  # the end of an iterator the test is reading
         info = reply.get("exc")
+        if reply.get("stop"):
+            info = {"type": "StopIteration", "msg": ""}
         if type(info) is not dict:
-            raise SampleError("the sample's answer is not data")
+            raise self.end(SampleError("the sample's answer is not data"))
         raise self.exception(info)
 
     def exception(self, info):
@@ -126,15 +159,23 @@ class Channel:
         if self.first_exc is None:
             self.first_exc = (name, msg)
         if name == "PolicyBlocked":
-            return SamplePolicy(msg)
+            return self.end(SamplePolicy(msg))
         if name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
-            return SampleExit(f"{name}({msg})" if msg else name)
+            return self.end(SampleExit(f"{name}({msg})" if msg else name))
+        if info.get("sending"):  # its answer could not be sent: too large
+            return self.end(SampleError(f"the sample's answer cannot be sent: {name}: {msg}"))
         cls = getattr(builtins, name, None)
-        if info.get("builtin") is True and isinstance(cls, type) and issubclass(cls, Exception):
-            try:
-                return cls(msg)
-            except Exception:
-                pass
+        # StopIteration here would end whatever loop of the test's called the stub (a
+        # `map`, `all` over it) as if it were done: the sample's error, never a stop.
+        stops = (StopIteration, StopAsyncIteration)
+        if (
+            info.get("builtin") is True and isinstance(cls, type)
+            and issubclass(cls, Exception) and not issubclass(cls, stops)
+        ):  # fmt: skip
+            with contextlib.suppress(Exception):
+                exc = cls(msg)
+                exc.vibes_sample = True
+                return exc
         return SampleError(f"{name}: {msg}")
 
     def proxy(self, number):
@@ -150,7 +191,9 @@ class Channel:
 
 
 class Remote:
-    """A function or object that lives in the sample's process."""
+    """A function or object that lives in the sample's process. It never decides a
+    comparison: equal only to itself, and membership is tested here on the items it
+    yields (the sample never sees what the test looks for)."""
 
     def __init__(self, chan, name=None, handle=None):
         self._chan = chan
@@ -190,7 +233,7 @@ class Remote:
         return bool(self._op("bool")) if self._handle is not None else True
 
     def __contains__(self, key):
-        return bool(self._op("contains", key=self._chan.encode(key)))
+        return any(item is key or item == key for item in self)
 
     def __getitem__(self, key):
         return self._op("item", key=self._chan.encode(key))
@@ -211,9 +254,9 @@ class Remote:
 
 
 class Globals(dict):
-    """The test's globals: its own names, the trusted prompt's, the builtins; a name
-    found nowhere here is looked up in the sample's module (MBPP tests call functions by
-    name)."""
+    """The test's globals: its own names, the trusted prompt's, the builtins, the standard
+    modules; a name found nowhere here is looked up in the sample's module (MBPP tests call
+    functions by name)."""
 
     def __init__(self, chan):
         super().__init__()
@@ -227,12 +270,19 @@ class Globals(dict):
         kind = self.chan.meta({"op": "get", "name": name})
         if kind[0] == "missing":
             raise KeyError(name)
-        value = Remote(self.chan, name=name) if kind[0] == "callable" else kind[1]
+        if name in STDLIB:  # the program imported it: the real one, from here
+            value = __import__(name)
+        else:
+            value = Remote(self.chan, name=name) if kind[0] == "callable" else kind[1]
         self[name] = value
         return value
 
 
 # -- the fork server -------------------------------------------------------------------------
+
+
+class ForkServerLost(RuntimeError):
+    """The fork server stopped answering or ended."""
 
 
 class Zygote:
@@ -262,14 +312,16 @@ class Zygote:
         while True:
             left = end - time.monotonic()
             if left <= 0:
-                raise RuntimeError("the fork server stopped answering")
+                raise ForkServerLost("the fork server stopped answering")
             self.ctrl.settimeout(left)
             try:
                 data = self.ctrl.recv(1 << 16)
             except TimeoutError:
                 continue
+            except OSError as exc:
+                raise ForkServerLost(f"the fork server is gone: {exc}") from None
             if not data:
-                raise RuntimeError("the fork server ended")
+                raise ForkServerLost("the fork server ended")
             msg = json.loads(data)
             if match(msg):
                 return msg
@@ -294,11 +346,26 @@ class Zygote:
         return self.wait(lambda m: m.get("id") == ident and m["op"] == "exited", 30)
 
 
+def sweep(folder):
+    """Remove whatever a sample left in the work dir (the fork server removes its own
+    folder): the next sample starts with the disk as the first one did."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
 # -- one sample ------------------------------------------------------------------------------
+
+CURRENT = []  # the channel of the sample running now, for the alarm
 
 
 def on_alarm(signum, frame):
-    raise SampleTimeout()
+    chan = CURRENT[-1] if CURRENT else None
+    raise chan.end(SampleTimeout()) if chan else SampleTimeout()
 
 
 class Verdict(Exception):
@@ -325,61 +392,39 @@ class Task:
         self.test_source = spec.get("test") or ""
         self.test = compile(self.test_source, self.test_file, "exec")
         self.plus = spec.get("plus")
-        self._expected = None
+        self._cases = None
 
     def line(self, lineno):
         lines = self.test_source.splitlines()
         return lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else ""
 
-    def expected(self):
-        """EvalPlus-style inputs with the outputs of the task's own solution, computed
-        here (trusted code) once per unit."""
-        if self._expected is None:
+    def cases(self):
+        """EvalPlus: per phase (base, plus), each input with the canonical solution's
+        output and time, computed here (trusted code) once per unit."""
+        if self._cases is None:
             ns = {}
             exec(compile(self.plus["canonical"], f"<canonical {self.tid}>", "exec"), ns)
-            fn = ns[self.entry]
-            import copy
+            self._cases = {p: self._run(ns[self.entry], p) for p in ("base", "plus")}
+        return self._cases
 
-            self._expected = []
-            for args in self.plus["inputs"]:
-                args = wire.decode(args)
-                self._expected.append((args, fn(*copy.deepcopy(args))))
-        return self._expected
-
-
-def close_enough(out, exp, atol):
-    if isinstance(exp, float) or isinstance(out, float):
-        if type(out) not in (int, float) or type(exp) not in (int, float):
-            return False
-        import math
-
-        if math.isnan(exp):
-            return isinstance(out, float) and math.isnan(out)
-        return math.isclose(out, exp, rel_tol=1e-7, abs_tol=max(atol, 1e-6))
-    if isinstance(exp, (list, tuple)) and type(out) is type(exp):
-        return len(out) == len(exp) and all(close_enough(o, e, atol) for o, e in zip(out, exp))  # noqa: B905
-    return type(out) is type(exp) and out == exp
-
-
-def run_plus(task, candidate):
-    for n, (args, exp) in enumerate(task.expected()):
+    def _run(self, fn, phase):
         import copy
 
-        out = candidate(*copy.deepcopy(args))
-        if not close_enough(out, exp, float(task.plus.get("atol") or 0)):
-            raise Verdict("failed", f"extra test {n}: expected {exp!r:.200}, got {out!r:.200}")
+        out = []
+        for args in self.plus[phase]:
+            args = wire.decode(args)
+            copied = copy.deepcopy(args)
+            start = time.perf_counter()
+            value = fn(*copied)
+            spent = time.perf_counter() - start
+            exp = plus.expected_value(self.plus["dataset"], self.entry, value)
+            out.append((args, exp, spent))
+        return out
 
 
 def judge(task, chan, code):
     """Run the sample's code in its process and the task's test here; raises Verdict."""
-    try:
-        chan.value({"op": "load", "code": code})
-    except SampleError as exc:
-        raise Verdict("failed", f"while loading: {exc}") from None
-    except SyntaxError as exc:
-        raise Verdict("compile_error", f"SyntaxError: {exc}") from None
-    except (IndentationError, TabError) as exc:  # pragma: no cover - SyntaxError subclasses
-        raise Verdict("compile_error", f"{type(exc).__name__}: {exc}") from None
+    load(chan, code)
     g = Globals(chan)
     g["__name__"] = "__vibes_test__"
     exec(task.prompt, g)
@@ -392,8 +437,36 @@ def judge(task, chan, code):
         line = task.line(test_line(exc, task.test_file))
         text = f"assertion failed: {line}" if line else "assertion failed"
         raise Verdict("failed", text) from None
-    if task.plus and task.entry:
-        run_plus(task, g[task.entry])
+
+
+def load(chan, code):
+    try:
+        chan.value({"op": "load", "code": code})
+    except SampleError as exc:
+        raise Verdict("failed", f"while loading: {exc}") from None
+    except SyntaxError as exc:
+        raise Verdict("compile_error", f"SyntaxError: {exc}") from None
+
+
+def judge_plus(task, phase, chan, code):
+    """EvalPlus: the sample's outputs on one phase's inputs, each within its own limit
+    (EvalPlus's: from the canonical solution's time), judged as EvalPlus judges them."""
+    import copy
+
+    load(chan, code)
+    candidate = Remote(chan, name=task.entry)
+    cases = task.cases()[phase]
+    limits, _ = plus.time_limits([t for _, _, t in cases], *task.plus["time"])
+    atol = float(task.plus.get("atol") or 0)
+    for n, ((args, exp, _), limit) in enumerate(zip(cases, limits)):  # noqa: B905
+        chan.limit(limit)
+        out = candidate(*copy.deepcopy(args))
+        try:
+            ok, atol = plus.judge(task.plus["dataset"], task.entry, args, out, exp, atol)
+        except Exception:  # EvalPlus: an oracle that raises on this output fails it
+            ok = False
+        if not ok:
+            raise Verdict("failed", f"{phase} input {n}: expected {exp!r:.200}, got {out!r:.200}")
 
 
 def classify(exc, chan, ended):
@@ -416,6 +489,8 @@ def classify(exc, chan, ended):
         if sig is not None:
             return "crash", f"the sample's process was killed by signal {sig}"
         return "early_exit", f"the sample's process exited with code {ended.get('code')}"
+    if isinstance(exc, ForkServerLost):
+        return "crash", f"the sample stopped the fork server ({exc})"
     if isinstance(exc, MemoryError):
         return "memory", "MemoryError"
     if isinstance(exc, RecursionError) and chan.first_exc is None:
@@ -424,42 +499,108 @@ def classify(exc, chan, ended):
     return "failed", text[:500]
 
 
-def run_sample(zyg, tasks, sample, unit):
-    task = tasks[sample["task"]]
-    timeout = float(unit["timeout_s"])
-    if task.plus:
-        task.expected()  # the solution's own outputs: not the sample's time
-    start = time.monotonic()
-    sock, pid = zyg.spawn(sample["id"], unit["child_limits"], unit["policy"])
-    chan = Channel(sock, start + timeout)
-    out = err = ""
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout + 0.05)
-    try:
+def neighbour_dependent(exc, ended):
+    """Whether a run's end may have come from the unit rather than the sample: its
+    process killed by a signal we did not send (the cgroup's OOM killer), or this
+    process out of memory. Such a sample is evaluated alone instead."""
+    if isinstance(exc, SampleGone):
+        return ended.get("signal") == signal.SIGKILL
+    if isinstance(exc, ForkServerLost):  # seccomp keeps batched samples off it
+        return True
+    return isinstance(exc, MemoryError) and not getattr(exc, "vibes_sample", False)
+
+
+class Run:
+    """One process of the sample: what ended it, its output, how its process ended."""
+
+    def __init__(self, zyg, sample, unit, budget_s):
+        self.zyg, self.sample, self.unit, self.budget_s = zyg, sample, unit, budget_s
+        self.start = time.monotonic()
+        self.out = self.err = ""
+        self.ended = {}
+
+    def __call__(self, work):
+        """Run ``work(chan)`` against a fresh process of the sample; returns self with
+        ``outcome`` (None: it returned, else what ended it) and ``chan``."""
+        sock, pid = self.zyg.spawn(self.sample["id"], self.unit["child_limits"],
+                                   self.unit["policy"])  # fmt: skip
+        self.chan = chan = Channel(sock, self.start + self.budget_s)
+        CURRENT.append(chan)
         try:
-            judge(task, chan, sample["code"])
-            reason, detail = "passed", ""
-        except BaseException as exc:  # whatever the test or the sample did
-            reason, detail = None, exc
+            self.outcome = self._work(work, chan)
+            self._output(chan)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        gone = isinstance(detail, (SampleGone, SampleTimeout))
-        if reason == "passed" or not gone:
+            CURRENT.pop()
+            sock.close()
             try:
-                chan.deadline = time.monotonic() + 1.0
-                out, err = chan.meta({"op": "output"})[:2]
-            except BaseException:
-                pass
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        sock.close()
-        ended = zyg.finish(sample["id"], pid)
-    if reason is None:
-        reason, detail = classify(detail, chan, ended)
+                self.ended = self.zyg.finish(self.sample["id"], pid)
+            except ForkServerLost as exc:  # alone, only the sample's process reaches it
+                self.outcome = self.outcome or exc
+        return self
+
+    def _work(self, work, chan):
+        try:
+            try:
+                chan.limit(self.budget_s)
+                work(chan)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except BaseException as exc:  # whatever the test or the sample did
+            return chan.fatal or exc
+        return chan.fatal
+
+    def _output(self, chan):
+        """The sample's captured prints; asking for them decides nothing."""
+        if isinstance(self.outcome, (SampleGone, SampleTimeout)):
+            return
+        fatal = chan.fatal
+        with contextlib.suppress(BaseException):
+            chan.deadline = time.monotonic() + 1.0
+            self.out, self.err = chan.meta({"op": "output"})[:2]
+        chan.fatal = fatal
+
+
+def run_sample(zyg, tasks, sample, unit):
+    """The verdict line of ``sample``; None where it must be evaluated alone."""
+    task = tasks[sample["task"]]
+    random.seed()  # a neighbour's test cannot have drawn this one's "random" inputs
+    if task.plus:
+        task.cases()  # the solution's own outputs: not the sample's time
+        return run_plus(zyg, task, sample, unit)
+    run = Run(zyg, sample, unit, float(unit["timeout_s"]))
+    run(lambda chan: judge(task, chan, sample["code"]))
+    return verdict(sample, unit, [run])
+
+
+def run_plus(zyg, task, sample, unit):
+    """EvalPlus: the base inputs, then (if they pass) the extra ones in a fresh process,
+    as EvalPlus runs them; the sample passes when both do."""
+    runs, status = [], {}
+    for phase in ("base", "plus"):
+        limits = plus.time_limits([t for _, _, t in task.cases()[phase]], *task.plus["time"])
+        run = Run(zyg, sample, unit, limits[1])
+        runs.append(run(lambda chan, p=phase: judge_plus(task, p, chan, sample["code"])))
+        status[phase] = "pass" if run.outcome is None else "fail"
+        if run.outcome is not None:
+            break
+    line = verdict(sample, unit, runs)
+    if line is not None:
+        line["evalplus"] = status
+    return line
+
+
+def verdict(sample, unit, runs):
+    last = runs[-1]
+    reason, detail = "passed", ""
+    if last.outcome is not None:
+        if len(unit["samples"]) > 1 and neighbour_dependent(last.outcome, last.ended):
+            return None
+        reason, detail = classify(last.outcome, last.chan, last.ended)
     return {
         "id": sample["id"], "passed": reason == "passed", "reason": reason,
-        "detail": str(detail)[:1000], "wall_s": time.monotonic() - start,
-        "calls": chan.calls, "stdout": str(out)[:KEEP], "stderr": str(err)[:KEEP],
+        "detail": str(detail)[:1000], "wall_s": time.monotonic() - runs[0].start,
+        "calls": sum(r.chan.calls for r in runs), "stdout": str(last.out)[:KEEP],
+        "stderr": str(last.err)[:KEEP],
     }  # fmt: skip
 
 
@@ -477,20 +618,38 @@ def take_unit(path):
     return unit
 
 
+def private_stdout():
+    """A copy of stdout for the verdict lines only; fd 1 then goes to stderr, so that
+    the test code's prints (of values the sample chose) never reach the host's lines."""
+    report = os.fdopen(os.dup(1), "w", encoding="ascii", closefd=True)
+    os.dup2(2, 1)
+    return report
+
+
 def main():
     token = sys.stdin.buffer.read().decode().strip()
     import ctypes
 
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: samples cannot read our memory
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt for a test to catch
+    signal.signal(signal.SIGALRM, on_alarm)
+    report = private_stdout()
     unit = take_unit("unit.json")
     tasks = {tid: Task(tid, spec) for tid, spec in unit["tasks"].items()}
     zyg = Zygote(unit["python"], os.getcwd())
+    sweep(os.getcwd())  # our own files too: both processes have read what they need
     if unit.get("require_seccomp") and not zyg.seccomp:
-        print(f"{token} " + json.dumps({"fatal": "no seccomp in this sandbox"}), flush=True)
+        print(
+            f"{token} " + json.dumps({"fatal": "no seccomp in this sandbox"}),
+            file=report,
+            flush=True,
+        )
         return
     for sample in unit["samples"]:
-        verdict = run_sample(zyg, tasks, sample, unit)
-        print(f"{token} " + json.dumps(verdict), flush=True)  # ASCII: any output is safe
+        line = run_sample(zyg, tasks, sample, unit)
+        sweep(os.getcwd())
+        if line is not None:
+            print(f"{token} " + json.dumps(line), file=report, flush=True)  # ASCII: safe
 
 
 if __name__ == "__main__":

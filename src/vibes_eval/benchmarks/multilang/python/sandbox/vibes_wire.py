@@ -145,9 +145,11 @@ def decode(data, handle=None, depth=0):
         raise WireError("malformed value")
     tag, d = data[0], depth + 1
     try:
-        if tag in ("l", "t", "s", "fs"):
+        if tag in ("l", "t"):
             items = [decode(v, handle, d) for v in data[1]]
-            return {"l": list, "t": tuple, "s": set, "fs": frozenset}[tag](items)
+            return items if tag == "l" else tuple(items)
+        if tag in ("s", "fs"):
+            return _set([decode(v, handle, d) for v in data[1]], tag)
         if tag == "d":
             return {decode(k, handle, d): decode(v, handle, d) for k, v in data[1]}
         if tag == "i":
@@ -175,6 +177,15 @@ def decode(data, handle=None, depth=0):
     except Exception as exc:  # a wrong arity, an unhashable key, a bad hex string...
         raise WireError(f"malformed {tag!r} value: {type(exc).__name__}") from None
     raise WireError(f"unknown tag {tag!r}")
+
+
+def _set(items, tag):
+    """A set built one item at a time (as the dict above): keys chosen to collide cost
+    the decoder quadratic time, which the harness's timer can then interrupt."""
+    out = set()
+    for item in items:
+        out.add(item)
+    return out if tag == "s" else frozenset(out)
 
 
 # -- framing: a 4-byte big-endian length, then that many bytes of UTF-8 JSON ---------------

@@ -233,7 +233,8 @@ class Java(Language):
         return "javac/java are not installed (Debian: apt-get install default-jdk-headless)"
 
     def environment(self) -> dict[str, str]:
-        return {"java": version_of(("javac", "-version"))}
+        # the split's wire is part of what a cached verdict must match
+        return {"java": version_of(("javac", "-version")), "java wire": split_java.wire_version()}
 
     @functools.cached_property
     def _paths(self) -> list[Path]:

@@ -254,6 +254,14 @@ def _sources() -> dict[str, str]:
 
 
 @functools.cache
+def wire_version() -> str:
+    """The wire's sources and this module, hashed: part of what a cached verdict must
+    match (a change to either may change a verdict)."""
+    text = Path(__file__).read_text() + "".join(k + v for k, v in _sources().items())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@functools.cache
 def runtime_classes() -> Path:
     """The wire's runtime compiled (our sources only, here, outside any sandbox), once per
     host and version: a folder of classes every Java session gets read-only.

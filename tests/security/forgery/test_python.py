@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import python_attacks as A  # this folder is on sys.path: pytest puts it there
 
 import vibes_eval
 from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import problems as P
 from tests.multilang.reference import human_eval_python
+from tests.security.forgery import python_attacks as A
 from vibes_eval.benchmarks.multilang.python import unit as py
 from vibes_eval.core.errors import UserError
 

@@ -24,7 +24,7 @@ import re
 
 from tests.conftest import SHARED
 from vibes_eval.benchmarks.multilang.languages.cpp import open_function
-from vibes_eval.benchmarks.multilang.languages.split_cpp import _params, parse_header
+from vibes_eval.benchmarks.multilang.languages.split_cpp import params_of, parse_header
 
 HUMANEVAL_X_CPP = SHARED / "datasets" / "humaneval-x" / "humaneval_cpp.jsonl.gz"
 MULTIPLE_CPP = SHARED / "datasets" / "multipl-e" / "humaneval-cpp.jsonl"
@@ -92,7 +92,7 @@ inline list_any vx_c(vx_tag<list_any>, const std::vector<std::any> &f) {
 
 def _param_types(params: str) -> list[str]:
     """HumanEval-X's parameter types, qualified: MultiPL-E names a parameter `string`."""
-    kinds = [kind for kind, _ in _params(params) or []]
+    kinds = [kind for kind, _ in params_of(params) or []]
     return [re.sub(r"(?<!::)\b(string|vector|map|set|tuple|pair)\b", r"std::\1", k) for k in kinds]
 
 

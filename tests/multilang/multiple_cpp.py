@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 from tests.conftest import SHARED
 from vibes_eval.benchmarks.multilang.languages.cpp import open_function
-from vibes_eval.benchmarks.multilang.languages.split_cpp import _params, parse_header
+from vibes_eval.benchmarks.multilang.languages.split_cpp import params_of, parse_header
 
 HUMANEVAL_X_CPP = SHARED / "datasets" / "humaneval-x" / "humaneval_cpp.jsonl.gz"
 MULTIPLE_CPP = SHARED / "datasets" / "multipl-e" / "humaneval-cpp.jsonl"
@@ -35,6 +36,10 @@ DIFFERENT = {
     103: 'HumanEval-X answers "11" and "-1" (strings); MultiPL-E wants "0b11" and -1 (a long)',
     125: 'HumanEval-X answers the count as a string ({"3"}); MultiPL-E wants the number',
     137: "MultiPL-E's prompt does not compile (a union member of type std::nullopt)",
+    71: "HumanEval-X's area is not rounded (its test allows 0.01); MultiPL-E's test wants "
+    "the area rounded to 2 decimals, compared with ==",
+    92: "MultiPL-E's test asks any_int(3.0f, 4.0f, 7.0f) to be true and false (Python's "
+    "3.0 vs 3 is lost in C++): no C++ answer passes it",
 }
 
 CONVERTERS = """\
@@ -86,7 +91,9 @@ inline list_any vx_c(vx_tag<list_any>, const std::vector<std::any> &f) {
 
 
 def _param_types(params: str) -> list[str]:
-    return [kind for kind, _ in _params(params) or []]
+    """HumanEval-X's parameter types, qualified: MultiPL-E names a parameter `string`."""
+    kinds = [kind for kind, _ in params_of(params) or []]
+    return [re.sub(r"(?<!::)\b(string|vector|map|set|tuple|pair)\b", r"std::\1", k) for k in kinds]
 
 
 def reference(m_row: dict, x_row: dict) -> str:

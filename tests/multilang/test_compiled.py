@@ -16,6 +16,8 @@ import vibes_eval
 from tests.components import need
 from tests.conftest import SANDBOX, SHARED
 from tests.multilang import langs as L
+from tests.multilang import multiple_cpp
+from tests.multilang.multiple_cpp import MULTIPLE_CPP
 from vibes_eval.core.errors import UserError
 
 SHARED_DIR = Path(os.environ.get("VIBES_TEST_SHARED", SHARED))
@@ -243,3 +245,25 @@ def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
     failed = [(r.task_id, r.reason, r.detail) for r in out.results.values() if not r.passed]
     assert failed == []
     assert {r.details["trust"] for r in out.results.values()} == {"split"}
+
+
+@pytest.mark.slow
+@needs("cpp")
+def test_multiple_cpp_references_pass() -> None:
+    """MultiPL-E C++ ships no solutions: HumanEval-X's behind an adapter
+    (``multiple_cpp.py``) pass every task but those where the two datasets disagree;
+    no wrong answer passes; all but the three `union` tasks are on the split."""
+    need("shared", None if MULTIPLE_CPP.exists() else f"{MULTIPLE_CPP} is absent")
+    samples = multiple_cpp.samples()
+    out = vibes_eval.evaluate(
+        "humaneval-cpp", samples, sandbox=SANDBOX, ks=[1],
+        config={"problems": str(MULTIPLE_CPP), "enforce_policy": False},
+    )  # fmt: skip
+    results = [out.results[s.key] for s in out.prepared.samples]
+    refs, wrongs = results[0::2], results[1::2]
+    failed = {int(r.task_id.split("_")[1]) for r in refs if not r.passed}
+    assert failed == set(multiple_cpp.DIFFERENT), [(r.task_id, r.detail) for r in refs]
+    assert not any(r.passed for r in wrongs)
+    in_process = {r.task_id for r in results if r.details.get("trust") != "split"}
+    assert in_process == {"HumanEval_103_rounded_avg", "HumanEval_125_split_words",
+                          "HumanEval_137_compare_one"}  # fmt: skip

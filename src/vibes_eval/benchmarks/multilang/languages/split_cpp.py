@@ -73,7 +73,7 @@ def entry_of(problem: CodeTask) -> Entry | None:
     if entry is None:
         return None
     types = typedefs(strip_c_like(before))
-    params = [p for p, _ in _params(entry.params)]
+    params = [p for p, _ in params_of(entry.params) or []]
     if not all(carried(t, types, param=True) for t in params):
         return None
     return entry if carried(entry.ret, types, param=False, result=True) else None
@@ -94,7 +94,7 @@ def parse_header(header: str) -> Entry | None:
     if m is None or not header[: m.start()].strip():
         return None
     params = header[open_at + 1 : -1].strip()
-    parsed = _params(params)
+    parsed = params_of(params)
     if parsed is None:
         return None
     return Entry(
@@ -103,7 +103,7 @@ def parse_header(header: str) -> Entry | None:
     )  # fmt: skip
 
 
-def _params(text: str) -> list[tuple[str, str]] | None:
+def params_of(text: str) -> list[tuple[str, str]] | None:
     """[(type, name)] of a parameter list; None where one is not `<type> <name>`."""
     if text in ("", "void"):
         return []

@@ -15,8 +15,11 @@
 // leaves behind (threads, an OpenMP setting, a spinning loop, a signal handler) runs while
 // the reference is timed, while inputs are staged, or while its output is checked. The
 // reference never runs where the solution ran, so its times and its OpenMP state are its
-// own. The round trip itself (a few microseconds) is measured on the reference worker
-// and subtracted from both sides (never more than half a time).
+// own. On one CPU the time is the CPU time the kernel accounts to the worker's process
+// over that window (time spent waiting for the CPU is not counted, and no process can
+// change its own accounting); with more CPUs, the wall time. The window's own cost (a
+// few microseconds) is measured on the reference worker and subtracted from both sides
+// (never more than half a time).
 //
 // Per size: fresh inputs before every call, from a seed drawn from the kernel's random
 // source (nothing a worker can see predicts the next call's inputs), outputs poisoned;
@@ -42,6 +45,7 @@
 #pragma once
 
 #include <alloca.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -59,6 +63,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
@@ -383,6 +388,7 @@ struct Worker {
   char* arena = nullptr;
   size_t bytes = 0;
   uint32_t seq = 0;
+  clockid_t clock = clockid_t(-1);  // its process's CPU-time clock
   bool alive = false, broke = false;  // broke: it answered out of turn
   int status = 0;  // waitpid's, once it ended
 };
@@ -409,7 +415,9 @@ class Bench {
     atol_ = env_double("KH_ATOL", 1e-5);
     rtol_ = env_double("KH_RTOL", 1e-5);
     flush_.resize(size_t(std::max(0, env_int("KH_FLUSH_KB", 8192))) * 256);
-    emit("begin isolation=processes");
+    cpu_set_t mine;
+    one_cpu_ = sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1;
+    emit(fmt("begin isolation=processes clock=%s", one_cpu_ ? "cpu" : "wall"));
     const std::string self = program(argv[0]);
     spawn(ref_, self, "reference");
     spawn(sol_, self + "_sol", "solution");
@@ -494,6 +502,7 @@ class Bench {
     if (pid < 0) return;
     setpgid(pid, pid);
     w.pid = pid, w.cmd = cmd[1], w.reply = reply[0], w.alive = true;
+    if (clock_getcpuclockid(pid, &w.clock) != 0) w.clock = clockid_t(-1);
   }
 
   bool open_size(Size& s) {
@@ -575,16 +584,21 @@ class Bench {
   // the caches flushed; the clock runs from letting it go (SIGCONT) to its reply, and it
   // is stopped again before anything reads its output. Nothing of its process (a thread,
   // a signal handler) runs outside that window: work done early would have to be done
-  // before its inputs existed. -1: it is gone.
+  // before its inputs existed. The time is the CPU time the kernel accounted to the
+  // worker's process over the window when the run has one CPU (waiting for the CPU, which
+  // on a loaded machine is most of the noise, is not the kernel's time, and nothing a
+  // process does changes its own accounting), else the wall time. -1: it is gone.
   double timed(Worker& w, uint32_t slot, uint32_t shift) {
     if (!w.alive) return -1;
     flush();
-    const double t0 = now_ms();
+    const double c0 = cpu_ms(w), t0 = now_ms();
     resume(w);
     const bool ok = roundtrip(w, Cmd{kCall, 0, slot, shift, 0, 0});
     const double t1 = now_ms();
     hold(w);
-    return ok && w.alive ? t1 - t0 : -1;
+    const double c1 = cpu_ms(w);
+    if (!ok || !w.alive) return -1;
+    return one_cpu_ ? c1 - c0 : t1 - t0;
   }
 
   // The same window around a call that does nothing, on the reference worker (never the
@@ -593,13 +607,20 @@ class Bench {
     double best = 1e300;
     for (int i = 0; i < 16 && ref_.alive; ++i) {
       flush();
-      const double t0 = now_ms();
+      const double c0 = cpu_ms(ref_), t0 = now_ms();
       resume(ref_);
       roundtrip(ref_, Cmd{kPing, 0, 0, 0, 0, 0});
-      best = std::min(best, now_ms() - t0);
+      const double t1 = now_ms();
       hold(ref_);
+      best = std::min(best, one_cpu_ ? cpu_ms(ref_) - c0 : t1 - t0);
     }
     return best < 1e300 ? best : 0;
+  }
+
+  static double cpu_ms(const Worker& w) {  // the CPU time of all of its threads
+    timespec ts{};
+    if (w.clock == clockid_t(-1) || clock_gettime(w.clock, &ts) != 0) return 0;
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
   }
 
   bool exchange(Worker& w, const Cmd& c) {
@@ -815,7 +836,7 @@ class Bench {
   uint64_t draws_ = 0x6b68;
   int warmup_ = 3, trials_ = 20, sizes_ = 0;
   double atol_ = 1e-5, rtol_ = 1e-5;
-  bool failed_ = false, broken_ = false;
+  bool failed_ = false, broken_ = false, one_cpu_ = false;
   Worker ref_, sol_;
   std::vector<float> flush_;
   volatile float sink_ = 0;

@@ -138,6 +138,9 @@ def _trust(run: p.KernelRun, result: SampleResult) -> None:
     isolated = all(o.channel is not None and o.channel.isolation == "processes"
                    for o in run.runs)  # fmt: skip
     result.details["trust"] = "split" if isolated else "in-process"
+    clocks = {o.channel.clock for o in run.runs if o.channel is not None and o.channel.clock}
+    if clocks:
+        result.details["clock"] = ",".join(sorted(clocks))
     if not isolated:
         result.measurements[IN_PROCESS_MEASURE] = 1.0
 

@@ -54,6 +54,7 @@ class ChannelReport:
     reference_broken: str = ""
     died: str = ""  # the solution's process ended during a call (the harness said how)
     isolation: str = ""  # "processes": the harness runs the solution in a process of its own
+    clock: str = ""  # what its times are: "cpu" (the process's CPU time) or "wall"
 
 
 _KV = re.compile(r"(\w+)=(\S+)")
@@ -71,6 +72,7 @@ def parse_channel(text: str, nonce: str) -> ChannelReport:
         if kind == "begin":
             report.begun = True
             report.isolation = fields.get("isolation", "")
+            report.clock = fields.get("clock", "")
         elif kind == "size" and fields.get("ok") == "1":
             report.sizes.append(_size(fields))
         elif kind == "size":

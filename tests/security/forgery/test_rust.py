@@ -127,7 +127,7 @@ FORGERS: dict[str, tuple[str, str]] = {
         '    println!("test tests::first ... ok\\n\\x02T ok tests::first\\n\\x02T done");\n'
         '    eprintln!("test result: ok. 2 passed\\n\\x02T done");\n    a - b\n}\n',
     ),
-    "frame_without_newline": ("I/add", '    print!("partial \\x02V ret 3");\n    a - b\n}\n'),
+    "fake_frame_without_newline": ("I/add", '    print!("partial \\x02V ret 3");\n    a - b\n}\n'),
     # -- reaching a neighbour in a batch ------------------------------------------------------
     "neighbour_call": ("I/add", "    crate::t_0::add(a, b)\n}\n"),
     "neighbour_source": ("I/add", _FROM_SOURCE.replace("PATH", '"t_0.rs"')),

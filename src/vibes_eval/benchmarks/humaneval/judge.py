@@ -1,6 +1,6 @@
 """HumanEval-Rust's verdicts, from what an evaluation observed:
 
-- ``judge_split`` (``run.SplitRun``): the trusted-test split (docs/integrity.md). Only the
+- ``judge_split`` (``split_run.SplitRun``): the trusted-test split (docs/integrity.md). Only the
   test program decides: passed when it exited 0 with the done marker last on its stderr;
   otherwise the table of docs/integrity.md picks the reason (timeouts, the candidate's own
   crash or limit, the first failed test's panic message).

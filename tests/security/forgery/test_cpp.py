@@ -13,7 +13,6 @@ verdict is the same batched and alone.
 Tests are named after the attack class they stop; the evaluations behind them run once
 per module (``verdicts``).
 
-(This folder has no ``__init__.py``: ``tests/security/forgery.py`` is a module.)
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ the stub's decoder with hostile frames. None may pass; the honest samples beside
 their verdicts; batched and alone verdicts are identical. The decoder attacks must be
 stopped by the stub itself (its ChannelError), not by luck.
 
-(This folder has no ``__init__.py``: ``tests/security/forgery.py`` is a module.)
 """
 
 from __future__ import annotations

@@ -173,6 +173,23 @@ def test_verdict_details_come_from_the_test_program(tmp_path: Path) -> None:
     assert results[5].passed, results[5].detail  # its prints never reach the channel
 
 
+VARIADIC = {
+    "task_id": "Go/0", "import": "", "prompt": "// Sum.\nfunc Sum(xs ...int) int {\n",
+    "declaration": "\nfunc Sum(xs ...int) int {\n", "canonical_solution": "",
+    "test_setup": L.GO["test_setup"],
+    "test": "func TestSum(t *testing.T) {\n    assert.Equal(t, 6, Sum(1, 2, 3))\n}\n",
+}  # fmt: skip
+
+
+@needs_go
+def test_a_signature_the_wire_cannot_carry_runs_in_process(tmp_path: Path) -> None:
+    right = "    s := 0\n    for _, x := range xs {\n        s += x\n    }\n    return s\n}\n"
+    samples = [{"task_id": "Go/0", "completion": c} for c in (right, "    return 0\n}\n")]
+    results = _evaluate(tmp_path, "humaneval-go", [VARIADIC], samples)
+    assert [r.passed for r in results] == [True, False]
+    assert [r.details.get("trust") for r in results] == ["in-process", "in-process"]
+
+
 @pytest.mark.slow
 @needs_go
 def test_humaneval_x_go_canonical_solutions_pass() -> None:

@@ -6,9 +6,9 @@ The tasks are written for the suite in HumanEval-X's Go format. ``Go/0``'s promp
 the operating system's packages (``os``, ``syscall``, ``embed``, ``path/filepath``), so
 its completions can read files, write to descriptors and signal processes: what keeps the
 verdict out of their reach must be the split, not a short import list. Cases that look for
-something (the test's text, a neighbour's source) answer right only when they find it, so
-a pass would mean they found it. Their search strings are built at run time, so a sample
-never finds itself.
+something (the test's text, a neighbour's source or binary) answer right only when they
+find it, so a pass would mean they found it. Their search strings are built at run time,
+so a sample never finds itself.
 """
 
 from __future__ import annotations
@@ -219,7 +219,11 @@ func atkFound() bool {
         ' + "{\\"$t\\": \\"nil\\"}" + strings.Repeat("]}", 4000) + "\\n"', NIL)),
 }  # fmt: skip
 
-NEIGHBOUR_SOURCE = f'    _ = "{SECRET[1]}"\n    return x / 2\n}}\n'
+# the neighbour's secret is in its source and in its binary (a package variable it reads)
+NEIGHBOUR_SOURCE = (
+    "    if x == -12345 {\n        return len(neighbourSecret)\n    }\n    return x / 2\n}\n"
+    f'\nvar neighbourSecret = "{SECRET[1]}"\n'
+)
 HONEST = [("Go/1", NEIGHBOUR_SOURCE, True), ("Go/1", "    return x\n}\n", False),
           ("Go/2", "    return x%2 == 0\n}\n", True), ("Go/3", "    return []int{x}\n}\n", True)]  # fmt: skip
 

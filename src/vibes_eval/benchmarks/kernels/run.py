@@ -1,7 +1,7 @@
 """One sample of a kernel task, from source to timings: static checks, hardware gate, the
 task's build (``make test``), the solution compiled on its own for the symbol checks, then
 timing runs in a session that holds the device (CUDA: a GPU held exclusively; CPU: a
-process-wide lock, so two timing runs never share the cores).
+machine-wide lock, so two timing runs never share the cores, even from two evaluations).
 
 Builds run without a device, so on a machine with one GPU many samples build in parallel
 while their timing runs take turns; on a machine without a GPU a CUDA sample still gets

@@ -2,8 +2,9 @@
 carrying the run's nonce), or from stdout in CUDAHercules's format for harnesses that do
 not speak the channel (untrusted: the solution shares their process). Speed per run is
 the arithmetic mean over sizes of ref_min / sol_min, as CUDAHercules computes it; repeated
-runs give the median and the spread. Reference times are cached per task, device and
-toolchain, to show drift between runs and to score against a fixed baseline on request.
+runs give the median and the spread. Reference times are cached per task, device,
+toolchain and CPU threads, from runs of the expert against itself only (``RefCache``), to
+show drift between runs and to score against a fixed baseline on request.
 """
 
 from __future__ import annotations

@@ -92,7 +92,9 @@ def test_a_store_of_the_previous_layout_is_upgraded_on_open(
     new = run_cli("eval", "run", "humaneval-rust", "--samples", str(SAMPLES), "-o",
                   str(tmp_path / "new.jsonl"), "--run-id", "new", *common)  # fmt: skip
     assert new.returncode == 0, new.stderr
-    assert "50 cached verdicts reused" in new.stderr  # verdicts of the old events
+    # The old release judged in the sample's process: its verdicts are not reused by a
+    # release that judges on the trusted-test split (a different judging context).
+    assert "cached verdicts reused" not in new.stderr
     cmp = json.loads(run_cli("eval", "compare", "old", "new", "--store", store, "-f", "json",
                              check=True).stdout)  # fmt: skip
     assert next(m for m in cmp["metrics"] if m["metric"] == "pass@1")["diff"] == 0

@@ -28,6 +28,8 @@ from vibes_eval.core.types import Sample, SampleResult, humaneval_row
 
 __all__ = ["HumanEvalConfig", "HumanEvalRust", "RustRun"]
 
+JUDGE = "split/1"  # the trusted-test split (rust/split.py); bump when its verdicts change
+
 
 class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
     name: ClassVar[str] = "humaneval-rust"
@@ -59,7 +61,10 @@ class HumanEvalRust(Benchmark[RustProblem, HumanEvalConfig]):
 
     def environment(self) -> dict[str, str]:
         build = self.evaluator.build
-        env = {"rustc": build.toolchain.fingerprint}
+        # How verdicts are made is part of what judged them: a verdict made in the sample's
+        # own process (before the split) is never reused for, or resumed into, a run that
+        # judges on the split (docs/integrity.md).
+        env = {"judge": JUDGE, "rustc": build.toolchain.fingerprint}
         if build.crates:
             env["crates"] = ", ".join(
                 f"{k} {v.name}" for k, v in sorted(build.crates.externs.items())

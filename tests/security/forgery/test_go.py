@@ -356,6 +356,7 @@ def test_redteam_a5_shadowing_predeclared_names_fails_without_the_filter() -> No
 
 if os.environ.get("VIBES_GO_FORGERY_DUMP"):  # a look at every verdict while developing
 
+    @SLOW
     def test_dump(runs: Callable[[], Runs]) -> None:
         for mode, results in runs().items():
             for name, res in results.items():

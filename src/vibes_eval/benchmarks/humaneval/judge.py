@@ -36,10 +36,11 @@ KEEP_OUTPUT = 4096  # characters of stdout/stderr kept per sample in results
 TAMPERED = "tampered"  # a benchmark reason (HumanEvalRust.reasons)
 ALONE, SHARED = "alone", "shared"  # details["evaluated"]
 SPLIT, IN_PROCESS = "split", "in-process"  # details["trust"]
-# The candidate's own ends: when the test failed because of one, it is the reason.
-_CANDIDATE_ENDS = frozenset(
-    {Termination.SIGNALED, Termination.MEMORY, Termination.PIDS, Termination.BLOCKED_SYSCALL,
-     Termination.OUTPUT_LIMIT, Termination.DISK_LIMIT}
+# Limits the candidate ran into: no end of ours (we end a candidate by a plain kill), so
+# when its test failed (or timed out waiting for it), they are the reason.
+_CANDIDATE_LIMITS = frozenset(
+    {Termination.MEMORY, Termination.PIDS, Termination.BLOCKED_SYSCALL,
+     Termination.OUTPUT_LIMIT, Termination.DISK_LIMIT, Termination.TIMED_OUT}
 )  # fmt: skip
 
 
@@ -109,12 +110,14 @@ def judge_split(
 def split_verdict(
     test: ExecutionResult, cand: ExecutionResult, report: TestReport, expected: tuple[str, ...]
 ) -> tuple[Reason, str]:
-    """docs/integrity.md's table: the test program's end decides. The candidate's own end
-    (a crash, a limit, its exit) names the reason only when the test failed waiting for
-    its answer: once the test has ended, the candidate is killed, which is no end of its
-    own making."""
+    """docs/integrity.md's table: the test program's end decides. When it failed, a limit
+    the candidate ran into (time, memory, disk...) is the reason; a candidate's signal or
+    exit only when the test failed waiting for its answer: once the test has ended, we kill
+    the candidate, and that is no end of its own making."""
     if passed(test, report, expected):
         return Reason.PASSED, ""
+    if cand.termination in _CANDIDATE_LIMITS:  # the cause, even of the test's timeout
+        return Reason.from_termination(cand.termination), cand.termination.value
     if test.termination is Termination.TIMED_OUT:
         return Reason.TIMEOUT, Termination.TIMED_OUT.value
     if test.termination is not Termination.EXITED:
@@ -132,12 +135,8 @@ def split_verdict(
 
 def _candidate_end(cand: ExecutionResult, test_name: str) -> tuple[Reason, str]:
     """Why the candidate stopped answering while ``test_name`` waited for it."""
-    if cand.termination is Termination.TIMED_OUT:
-        return Reason.TIMEOUT, Termination.TIMED_OUT.value
-    if cand.termination in _CANDIDATE_ENDS:
-        reason = Reason.from_termination(cand.termination)
-        crash = reason is Reason.CRASH
-        return reason, harness.signal_detail(cand) if crash else cand.termination.value
+    if cand.termination is Termination.SIGNALED:
+        return Reason.CRASH, harness.signal_detail(cand)
     how = (
         f"exited with code {cand.exit_code}"
         if cand.termination is Termination.EXITED

@@ -151,6 +151,18 @@ class TestPrograms:
             futures[tid].set_result(result)
 
     def _build(self, plans: dict[str, Plan], runner: TaskRunner) -> dict[str, Built]:
+        """``_build_once``, in halves when a build cannot finish (its compile timed out on
+        a loaded machine): a failure of one task is no reason to fail many."""
+        try:
+            return self._build_once(plans, runner)
+        except _Unfinished as exc:
+            if len(plans) < 2:
+                raise RunnerError(str(exc)) from None
+        items = list(plans.items())
+        half = len(items) // 2
+        return self._build(dict(items[:half]), runner) | self._build(dict(items[half:]), runner)
+
+    def _build_once(self, plans: dict[str, Plan], runner: TaskRunner) -> dict[str, Built]:
         """Compile ``plans``' test modules into one binary; a module rustc reports an
         error in is left out (its task is judged in-process) and the rest compiled again."""
         modules = {f"k_{next(self._ids)}": (tid, p) for tid, p in plans.items()}
@@ -173,14 +185,19 @@ class TestPrograms:
         return out
 
 
+class _Unfinished(Exception):
+    """A test build that ended without a verdict of the compiler's (timeout, memory)."""
+
+
 def _blame(comp: ExecutionResult) -> dict[str, str]:
     """{test module: its first error} of a failed build.
 
     Raises:
-        RunnerError: the compiler did not finish, or its errors are in no module.
+        _Unfinished: the compiler did not finish.
+        RunnerError: its errors are in no module.
     """
     if comp.termination is not Termination.EXITED:
-        raise RunnerError(f"building the tests' programs: compiler {comp.termination.value}")
+        raise _Unfinished(f"building the tests' programs: compiler {comp.termination.value}")
     errors, _ = harness.compiler_errors(comp.stderr, lambda n: bool(_TEST_MODULE.search(n)))
     blamed: dict[str, list[harness.Diagnostic]] = {}
     for e in errors:

@@ -195,11 +195,12 @@ class Remote:
     comparison: equal only to itself, and membership is tested here on the items it
     yields (the sample never sees what the test looks for)."""
 
+    _OWN = ("_chan", "_name", "_handle", "__name__")
+
     def __init__(self, chan, name=None, handle=None):
-        self._chan = chan
-        self._name = name
-        self._handle = handle
-        self.__name__ = name or "<sample object>"
+        own = (chan, name, handle, name or "<sample object>")
+        for key, value in zip(self._OWN, own):  # noqa: B905 - the same length
+            object.__setattr__(self, key, value)
 
     def _target(self):
         return {"name": self._name} if self._handle is None else {"h": self._handle}
@@ -218,6 +219,12 @@ class Remote:
             raise AttributeError(name)
         kind = self._chan.meta({"op": "attr", **self._target(), "name": name})
         return Remote(self._chan, handle=kind[1]) if kind[0] == "callable" else kind[1]
+
+    def __setattr__(self, name, value):
+        """The test building the sample's objects (MBPP 367, 927: `root.left = Node(2)`)."""
+        if name in self._OWN or self._handle is None:
+            raise AttributeError(name)
+        self._op("setattr", name=name, value=self._chan.encode(value))
 
     def __iter__(self):
         it = self._op("iter")
@@ -392,6 +399,7 @@ class Task:
         self.test_source = spec.get("test") or ""
         self.test = compile(self.test_source, self.test_file, "exec")
         self.plus = spec.get("plus")
+        self.sample_names = [str(n) for n in spec.get("sample_names") or ()]
         self._cases = None
 
     def line(self, lineno):
@@ -443,8 +451,9 @@ def judge(task, chan, code):
     g = Globals(chan)
     g["__name__"] = "__vibes_test__"
     exec(task.prompt, g)
-    if task.entry:
-        g[task.entry] = Remote(chan, name=task.entry)
+    for name in [task.entry, *task.sample_names]:
+        if name:
+            g[name] = Remote(chan, name=name)
     exec(task.setup, g)
     try:
         exec(task.test, g)

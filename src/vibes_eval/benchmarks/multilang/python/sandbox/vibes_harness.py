@@ -406,14 +406,17 @@ class Task:
         lines = self.test_source.splitlines()
         return lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else ""
 
-    def cases(self):
-        """EvalPlus: per phase (base, plus), each input with the canonical solution's
-        output and time, computed here (trusted code) once per unit."""
+    def cases(self, phase):
+        """EvalPlus: each input of ``phase`` (base, plus) with the canonical solution's
+        output and time, computed here (trusted code) once per unit, a phase when first
+        needed (a sample that fails the base never waits for the plus outputs)."""
         if self._cases is None:
             ns = {}
             exec(compile(self.plus["canonical"], f"<canonical {self.tid}>", "exec"), ns)
-            self._cases = {p: self._run(ns[self.entry], p) for p in ("base", "plus")}
-        return self._cases
+            self._cases = {"fn": ns[self.entry]}
+        if phase not in self._cases:
+            self._cases[phase] = self._run(self._cases["fn"], phase)
+        return self._cases[phase]
 
     def _run(self, fn, phase):
         import copy
@@ -479,7 +482,7 @@ def judge_plus(task, phase, chan, code):
 
     load(chan, code)
     candidate = Remote(chan, name=task.entry)
-    cases = task.cases()[phase]
+    cases = task.cases(phase)
     limits, _ = plus.time_limits([c[2] for c in cases], *task.plus["time"])
     atol = float(task.plus.get("atol") or 0)
     for n, ((args, exp, _, transfer), limit) in enumerate(zip(cases, limits)):  # noqa: B905
@@ -589,7 +592,6 @@ def run_sample(zyg, tasks, sample, unit):
     task = tasks[sample["task"]]
     random.seed()  # a neighbour's test cannot have drawn this one's "random" inputs
     if task.plus:
-        task.cases()  # the solution's own outputs: not the sample's time
         return run_plus(zyg, task, sample, unit)
     run = Run(zyg, sample, unit, float(unit["timeout_s"]))
     run(lambda chan: judge(task, chan, sample["code"]))
@@ -601,7 +603,7 @@ def run_plus(zyg, task, sample, unit):
     as EvalPlus runs them; the sample passes when both do."""
     runs, status = [], {}
     for phase in ("base", "plus"):
-        cases = task.cases()[phase]
+        cases = task.cases(phase)  # the solution's own outputs: not the sample's time
         _, budget = plus.time_limits([c[2] for c in cases], *task.plus["time"])
         run = Run(zyg, sample, unit, budget + sum(c[3] for c in cases))
         runs.append(run(lambda chan, p=phase: judge_plus(task, p, chan, sample["code"])))

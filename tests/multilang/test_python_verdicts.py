@@ -122,6 +122,28 @@ def test_mbpp_rows(tmp_path: Path) -> None:
     assert results[2].detail.startswith("assertion failed: assert remove_Occ")
 
 
+MBPP_SHAPES = [  # the shapes of MBPP 126 (a function named `sum`), 367/927 (the test
+    # builds the sample's objects), 533 (a type as an argument)
+    {"task_id": 1, "text": "gcd sum", "test_setup_code": "", "challenge_test_list": [],
+     "code": "def sum(a, b):\n    return a + b\n", "test_list": ["assert sum(1, 2) == 3"]},
+    {"task_id": 2, "text": "height", "challenge_test_list": [],
+     "code": "class Node:\n    def __init__(self, d):\n        self.left = None\n"
+             "def height(n):\n    return 0 if n is None else 1 + height(n.left)\n",
+     "test_setup_code": "root = Node(1)\nroot.left = Node(2)\n",
+     "test_list": ["assert height(root) == 2"]},
+    {"task_id": 3, "text": "drop a type", "test_setup_code": "", "challenge_test_list": [],
+     "code": "def drop(xs, t):\n    return [x for x in xs if not isinstance(x, t)]\n",
+     "test_list": ["assert drop((1, 'a', 2.5), int) == ['a', 2.5]"]},
+]  # fmt: skip
+
+
+def test_mbpp_tests_that_shadow_builtins_build_objects_or_pass_types(tmp_path: Path) -> None:
+    samples = [{"task_id": r["task_id"], "completion": r["code"]} for r in MBPP_SHAPES]
+    samples.append({"task_id": 2, "completion": MBPP_SHAPES[1]["code"].replace("1 +", "2 +")})
+    results = evaluate(tmp_path, MBPP_SHAPES, samples)
+    assert [r.passed for r in results] == [True, True, True, False], results
+
+
 def test_evalplus_extra_inputs(tmp_path: Path) -> None:
     samples = [
         {"task_id": "HumanEval/0", "completion": "    return a + b\n"},

@@ -132,9 +132,10 @@ def python_verdict(sample: Sample, line: dict[str, Any]) -> SampleResult:
     )
 
 
-def python_lost(sample: Sample, res: ExecutionResult) -> SampleResult:
+def python_lost(sample: Sample, res: ExecutionResult, evalplus: bool = False) -> SampleResult:
     """A sample whose lone harness ended without a verdict: the command's own end
-    says why (its limits), else the harness failed (an infra error)."""
+    says why (its limits), else the harness failed (an infra error). EvalPlus: its base
+    inputs count as failed too (as pass@k counts the sample)."""
     if res.termination is not Termination.EXITED:
         reason: str = Reason.from_termination(res.termination)
         detail = f"the sandboxed process ended: {res.termination.value}"
@@ -142,7 +143,8 @@ def python_lost(sample: Sample, res: ExecutionResult) -> SampleResult:
         reason = Reason.INFRA
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
         detail = f"the harness reported no verdict (exit {res.exit_code}): {tail[:300]}"
+    measurements = {"wall_s": res.wall_s, **({"base_passed": 0.0} if evalplus else {})}
     return failed(
-        sample, reason, detail, measurements={"wall_s": res.wall_s}, stderr=res.stderr[-4096:],
+        sample, reason, detail, measurements=measurements, stderr=res.stderr[-4096:],
         details=dict(PYTHON_TRUST),
     )  # fmt: skip

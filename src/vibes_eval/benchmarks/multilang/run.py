@@ -439,7 +439,8 @@ class PythonUnits:
     ) -> None:
         found, res, _ = self.run_command(tasks, [sample], runner, reporter([sample], on_result))
         if 0 not in found:
-            on_result(judge.python_lost(sample, res))
+            plus = tasks[sample.task_id].format == "evalplus"
+            on_result(judge.python_lost(sample, res, evalplus=plus))
 
 
 OnVerdict = Callable[[int, dict[str, Any]], None]

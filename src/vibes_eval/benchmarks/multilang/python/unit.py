@@ -8,6 +8,7 @@ interpreter, the limits, each task's trusted code and each sample's program.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 import os
@@ -113,6 +114,15 @@ def child_program(problem: CodeTask, code: str) -> str:
     return problem.prompt + code
 
 
+def shadowed_builtins(problem: CodeTask) -> list[str]:
+    """MBPP functions named like a builtin that the tests call (126's `sum`): the test's
+    name is the sample's function there, as in MBPP's one-namespace evaluation; the
+    dataset's own solution says which (a sample cannot add to them)."""
+    defined = set(re.findall(r"^def\s+([A-Za-z_]\w*)", problem.canonical_solution, re.M))
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", problem.test))
+    return sorted(n for n in defined & called if hasattr(builtins, n))
+
+
 def _calls_check(test: str) -> bool:
     return any(line.startswith("check(") for line in test.splitlines())
 
@@ -121,7 +131,8 @@ def task_spec(problem: CodeTask, config: PythonConfig) -> dict[str, Any]:
     """What the harness runs for a task: trusted code only (the dataset's)."""
     entry = problem.entry_point
     if problem.format == "mbpp":
-        return {"prompt": "", "setup": problem.test_setup, "test": problem.test, "entry_point": ""}
+        return {"prompt": "", "setup": problem.test_setup, "test": problem.test,
+                "entry_point": "", "sample_names": shadowed_builtins(problem)}  # fmt: skip
     if problem.format == "evalplus" and problem.plus_inputs:
         return {"entry_point": entry, "plus": plus_spec(problem, config)}
     test = problem.test

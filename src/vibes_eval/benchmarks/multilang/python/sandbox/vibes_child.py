@@ -286,6 +286,9 @@ class Server:
             return self.enc(unary[op](obj))
         if op == "item":
             return self.enc(obj[self.dec(req["key"])])
+        if op == "setattr":
+            setattr(obj, str(req["name"]), self.dec(req["value"]))
+            return self.enc(None)
         if op == "contains":
             return self.enc(self.dec(req["key"]) in obj)
         raise ValueError(f"unknown request {op!r}")

@@ -195,11 +195,12 @@ class Remote:
     comparison: equal only to itself, and membership is tested here on the items it
     yields (the sample never sees what the test looks for)."""
 
+    _OWN = ("_chan", "_name", "_handle", "__name__")
+
     def __init__(self, chan, name=None, handle=None):
-        self._chan = chan
-        self._name = name
-        self._handle = handle
-        self.__name__ = name or "<sample object>"
+        own = (chan, name, handle, name or "<sample object>")
+        for key, value in zip(self._OWN, own):  # noqa: B905 - the same length
+            object.__setattr__(self, key, value)
 
     def _target(self):
         return {"name": self._name} if self._handle is None else {"h": self._handle}
@@ -218,6 +219,12 @@ class Remote:
             raise AttributeError(name)
         kind = self._chan.meta({"op": "attr", **self._target(), "name": name})
         return Remote(self._chan, handle=kind[1]) if kind[0] == "callable" else kind[1]
+
+    def __setattr__(self, name, value):
+        """The test building the sample's objects (MBPP 367, 927: `root.left = Node(2)`)."""
+        if name in self._OWN or self._handle is None:
+            raise AttributeError(name)
+        self._op("setattr", name=name, value=self._chan.encode(value))
 
     def __iter__(self):
         it = self._op("iter")
@@ -392,20 +399,24 @@ class Task:
         self.test_source = spec.get("test") or ""
         self.test = compile(self.test_source, self.test_file, "exec")
         self.plus = spec.get("plus")
+        self.sample_names = [str(n) for n in spec.get("sample_names") or ()]
         self._cases = None
 
     def line(self, lineno):
         lines = self.test_source.splitlines()
         return lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else ""
 
-    def cases(self):
-        """EvalPlus: per phase (base, plus), each input with the canonical solution's
-        output and time, computed here (trusted code) once per unit."""
+    def cases(self, phase):
+        """EvalPlus: each input of ``phase`` (base, plus) with the canonical solution's
+        output and time, computed here (trusted code) once per unit, a phase when first
+        needed (a sample that fails the base never waits for the plus outputs)."""
         if self._cases is None:
             ns = {}
             exec(compile(self.plus["canonical"], f"<canonical {self.tid}>", "exec"), ns)
-            self._cases = {p: self._run(ns[self.entry], p) for p in ("base", "plus")}
-        return self._cases
+            self._cases = {"fn": ns[self.entry]}
+        if phase not in self._cases:
+            self._cases[phase] = self._run(self._cases["fn"], phase)
+        return self._cases[phase]
 
     def _run(self, fn, phase):
         import copy
@@ -443,8 +454,9 @@ def judge(task, chan, code):
     g = Globals(chan)
     g["__name__"] = "__vibes_test__"
     exec(task.prompt, g)
-    if task.entry:
-        g[task.entry] = Remote(chan, name=task.entry)
+    for name in [task.entry, *task.sample_names]:
+        if name:
+            g[name] = Remote(chan, name=name)
     exec(task.setup, g)
     try:
         exec(task.test, g)
@@ -470,7 +482,7 @@ def judge_plus(task, phase, chan, code):
 
     load(chan, code)
     candidate = Remote(chan, name=task.entry)
-    cases = task.cases()[phase]
+    cases = task.cases(phase)
     limits, _ = plus.time_limits([c[2] for c in cases], *task.plus["time"])
     atol = float(task.plus.get("atol") or 0)
     for n, ((args, exp, _, transfer), limit) in enumerate(zip(cases, limits)):  # noqa: B905
@@ -580,7 +592,6 @@ def run_sample(zyg, tasks, sample, unit):
     task = tasks[sample["task"]]
     random.seed()  # a neighbour's test cannot have drawn this one's "random" inputs
     if task.plus:
-        task.cases()  # the solution's own outputs: not the sample's time
         return run_plus(zyg, task, sample, unit)
     run = Run(zyg, sample, unit, float(unit["timeout_s"]))
     run(lambda chan: judge(task, chan, sample["code"]))
@@ -592,7 +603,7 @@ def run_plus(zyg, task, sample, unit):
     as EvalPlus runs them; the sample passes when both do."""
     runs, status = [], {}
     for phase in ("base", "plus"):
-        cases = task.cases()[phase]
+        cases = task.cases(phase)  # the solution's own outputs: not the sample's time
         _, budget = plus.time_limits([c[2] for c in cases], *task.plus["time"])
         run = Run(zyg, sample, unit, budget + sum(c[3] for c in cases))
         runs.append(run(lambda chan, p=phase: judge_plus(task, p, chan, sample["code"])))

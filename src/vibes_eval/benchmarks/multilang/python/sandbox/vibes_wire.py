@@ -11,8 +11,9 @@ Tags: ``["l", [...]]`` list, ``["t", ...]`` tuple, ``["s", ...]`` set, ``["fs", 
 frozenset, ``["d", [[k, v], ...]]`` dict, ``["i", "hex"]`` an int too long for JSON's
 comfort, ``["x", "nan"|"inf"|"-inf"]`` float specials, ``["b", "hex"]`` bytes, ``["ba",
 "hex"]`` bytearray, ``["c", re, im]`` complex, ``["F", num, den]`` Fraction, ``["D",
-"text"]`` Decimal, ``["r", start, stop, step]`` range, ``["e"]`` Ellipsis, ``["h", n]`` a
-handle. Scalars (None, bool, small int, finite float, str) are themselves.
+"text"]`` Decimal, ``["r", start, stop, step]`` range, ``["e"]`` Ellipsis, ``["T", name]``
+a builtin type, ``["h", n]`` a handle. Scalars (None, bool, small int, finite float, str)
+are themselves.
 """
 
 import decimal
@@ -27,6 +28,9 @@ NO_SCRIPT_DIR = (
     "import runpy, sys; del sys.path[0]; sys.argv = sys.argv[1:]; "
     "runpy.run_path(sys.argv[0], run_name='__main__')"
 )
+# Builtin types travel by name (the receiver's own builtin, never an object of the sender's).
+TYPES = {t.__name__: t for t in (int, float, complex, str, bytes, bytearray, bool, list,
+                                 tuple, dict, set, frozenset, range, object, type)}  # fmt: skip
 MAX_MESSAGE = 64 << 20  # bytes: a larger value is refused (the sample's failure)
 MAX_DEPTH = 200
 _SMALL = 1 << 53
@@ -94,6 +98,8 @@ def encode(value, handles=None, depth=0):
         return ["r", _int(value.start), _int(value.stop), _int(value.step)]
     if value is Ellipsis:
         return ["e"]
+    if isinstance(value, type) and TYPES.get(getattr(value, "__name__", None)) is value:
+        return ["T", value.__name__]  # MBPP 533 passes `int`, `str` to the function
     converted = _numeric(value)
     if converted is not None:
         return converted
@@ -202,6 +208,8 @@ def decode(data, handle=None, depth=0):
             return range(_decode_int(data[1]), _decode_int(data[2]), _decode_int(data[3]))
         if tag == "e":
             return Ellipsis
+        if tag == "T" and data[1] in TYPES:
+            return TYPES[data[1]]
         if tag == "h" and handle is not None and type(data[1]) is int:
             return handle(data[1])
     except WireError:

@@ -248,6 +248,7 @@ def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 322 compiles of <bits/stdc++.h>, not precompiled
 @needs("cpp")
 def test_multiple_cpp_references_pass() -> None:
     """MultiPL-E C++ ships no solutions: HumanEval-X's behind an adapter

@@ -5,7 +5,6 @@ verdict line, a Python command that ended without one."""
 from __future__ import annotations
 
 import secrets
-import signal
 from typing import Any
 
 from vibes_eval.benchmarks.common.rules import Violation
@@ -75,13 +74,8 @@ def split_run(lang: Language, sample: Sample, pair: PairResult, compile_s: float
         return passed(sample, **out)
     if Termination.TIMED_OUT in (test.termination, cand.termination):
         return failed(sample, Reason.TIMEOUT, "timed out", **out)
-    cand_end = cand.termination
-    if cand_end is Termination.SIGNALED and cand.signal == signal.SIGKILL:
-        # core.pair kills the candidate once the test ended; the runner may report that
-        # as signal 9, depending on which of the two it saw first
-        cand_end = Termination.KILLED
-    if cand_end not in (Termination.EXITED, Termination.KILLED):
-        reason = Reason.from_termination(cand_end)
+    if cand.termination not in (Termination.EXITED, Termination.KILLED):
+        reason = Reason.from_termination(cand.termination)
         detail = f"killed by signal {cand.signal}" if reason is Reason.CRASH else ""
         return failed(sample, reason, detail or cand.termination.value, **out)
     if test.termination not in (Termination.EXITED, Termination.SIGNALED):

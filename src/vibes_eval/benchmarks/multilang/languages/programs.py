@@ -44,6 +44,9 @@ def _real_dir(exe: str, up: int) -> Path:
 # -- C++ ------------------------------------------------------------------------------------
 
 
+_CC_TEMP = re.compile(r"\S*/cc\w{6}\.s\b")
+
+
 class Cpp(Language):
     name: ClassVar[str] = "cpp"
     fence_tags: ClassVar[tuple[str, ...]] = ("cpp", "c++", "cc")
@@ -113,12 +116,16 @@ class Cpp(Language):
         )
 
     def compile_detail(self, res: ExecutionResult) -> str:
-        lines = res.stderr.splitlines()
+        # the assembler names g++'s temporary file (a random name in the session's
+        # folder): named the same way each time, so the detail reads the same batched
+        # or alone
+        stderr = _CC_TEMP.sub("<assembler input>", res.stderr)
+        lines = stderr.splitlines()
         for pattern in (": error:", "undefined reference", "multiple definition"):
             for line in lines:
                 if pattern in line:
                     return line.strip()[:300]
-        return super().compile_detail(res)
+        return super().compile_detail(res.model_copy(update={"stderr": stderr}))
 
     def failure_detail(self, run: ExecutionResult) -> str:
         for line in run.stderr.splitlines():

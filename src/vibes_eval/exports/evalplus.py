@@ -2,12 +2,11 @@
 with its base and plus statuses (``pass``, ``fail``, ``timeout``) and the first failing
 input of each, plus pass@k over the base and the plus tests.
 
-vibes-eval runs an EvalPlus task's base tests and then its base + plus inputs in one
-verdict, so the two statuses are derived from where that verdict failed: an input at
-position n of the base + plus list ("extra test n" in the detail) is a base input when
-n < the task's base count. A failure the detail does not place (a compile error, a crash,
-a timeout) fails both, and so does a base failure: the plus inputs never ran (EvalPlus
-runs them apart; its plus score counts a sample only when both pass, as here). A task
+The harness judges an EvalPlus task as EvalPlus does, base inputs then plus inputs, and
+records both statuses in ``details.evalplus``; the failing input is named in the detail
+("base input n" / "plus input n"). A phase that never ran (plus after a base failure)
+fails: EvalPlus's plus score counts a sample only when both pass. Runs stored before the
+split carry only "extra test n" (a position in base + plus), read as before. A task
 without plus inputs (not an EvalPlus problems file) gets ``plus_status`` null, as
 EvalPlus writes with ``--base-only``."""
 
@@ -27,7 +26,8 @@ from vibes_eval.core.types import Reason, SampleResult
 from vibes_eval.exports.source import RunData, local_tasks, task_text
 
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"
-EXTRA = re.compile(r"^extra test (\d+):")
+EXTRA = re.compile(r"^extra test (\d+):")  # runs stored before the split
+PHASED = re.compile(r"^(base|plus) input (\d+):")
 
 
 def default_path(data: RunData) -> Path:
@@ -87,6 +87,9 @@ def _statuses(
     """(base status, plus status, base failing inputs, plus failing inputs)."""
     if res.passed:
         return PASS, PASS, [], []
+    phases = (res.details or {}).get("evalplus")
+    if isinstance(phases, dict) and phases.get("base"):
+        return _phased(res, phases, inputs, base_count)
     found = EXTRA.match(res.detail) if res.reason == Reason.FAILED else None
     if found and int(found.group(1)) < len(inputs):
         n = int(found.group(1))
@@ -95,6 +98,20 @@ def _statuses(
         return FAIL, FAIL, [inputs[n]], []  # its plus inputs never ran: not passed
     status = TIMEOUT if res.reason == Reason.TIMEOUT else FAIL
     return status, status, [], []
+
+
+def _phased(
+    res: SampleResult, phases: dict[str, Any], inputs: list[Any], base_count: int
+) -> tuple[str, str, list[Any], list[Any]]:
+    """The statuses the harness recorded, and the failing input its detail names."""
+    base, plus = str(phases["base"]), str(phases.get("plus") or FAIL)
+    failing: dict[str, list[Any]] = {"base": [], "plus": []}
+    found = PHASED.match(res.detail or "")
+    if found:
+        n = int(found.group(2)) + (base_count if found.group(1) == "plus" else 0)
+        if n < len(inputs):
+            failing[found.group(1)] = [inputs[n]]
+    return base, plus, failing["base"], failing["plus"]
 
 
 def _run_ks(data: RunData) -> list[int]:

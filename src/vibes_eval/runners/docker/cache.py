@@ -11,18 +11,51 @@ parent with a child left would only lose its tag (nothing freed, and a rebuild l
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from vibes_eval.core.filelock import locked
+from vibes_eval.paths import cache_dir
 
 KINDS = ("sandbox", "base", "wrap", "swe-env", "swe-instance")
 PRUNABLE = ("wrap", "swe-env", "swe-instance")  # rebuilt on demand; the others take longer
 
 
+def _usage_path() -> Path:
+    path = cache_dir() / "docker"
+    path.mkdir(parents=True, exist_ok=True)
+    return path / "last-used.json"
+
+
+def touch(tag: str) -> None:
+    """Record that ``tag`` was used now (pruning removes the least recently used)."""
+    path = _usage_path()
+    with locked(path.with_suffix(".lock")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data[tag] = time.time()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+
+def last_used() -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in json.loads(_usage_path().read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
 def cached_images(client: Any) -> list[dict[str, Any]]:
     """Our images, least recently used first: tag, kind, bytes, own_bytes, parent,
     created, last used."""
-    from vibes_eval.benchmarks.swebench.env.images import last_used
     from vibes_eval.runners.docker.image import BASE_REPO, KIND_LABEL
 
     used = last_used()

@@ -39,6 +39,7 @@ from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
 from vibes_eval.core.filelock import locked
 from vibes_eval.paths import cache_dir
+from vibes_eval.runners.docker.cache import touch
 from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image, image_exists
 
 ENV_REPO = "vibes-swe-env"
@@ -550,30 +551,3 @@ class ImageBuilder:
 
 
 # -- the cache: last use, listing, pruning -------------------------------------------------------
-
-
-def _usage_path() -> Path:
-    path = cache_dir() / "docker"
-    path.mkdir(parents=True, exist_ok=True)
-    return path / "last-used.json"
-
-
-def touch(tag: str) -> None:
-    """Record that ``tag`` was used now (pruning removes the least recently used)."""
-    path = _usage_path()
-    with locked(path.with_suffix(".lock")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            data = {}
-        data[tag] = time.time()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-
-
-def last_used() -> dict[str, float]:
-    try:
-        return {k: float(v) for k, v in json.loads(_usage_path().read_text()).items()}
-    except (OSError, ValueError):
-        return {}

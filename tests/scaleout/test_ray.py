@@ -165,14 +165,16 @@ def wait_for(check: Callable[[], bool], what: str, proc: subprocess.Popen[str]) 
 
 
 def busy(node: NodeProcess) -> bool:
-    """Whether a unit runs on ``node``: a sample's compile (rustc --test) or its test
-    program, not the toolchain checks of a worker starting up."""
+    """Whether a unit runs on ``node``: a compile of a sample or of a test program (rustc
+    on a source file), or a pair run (the test binary ``tests``, the candidate ``cand``),
+    not the toolchain checks of a worker starting up."""
     for pid, _ in _children(node.proc.pid):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if _comm(pid) == "main" or (_comm(pid) == "rustc" and b"--test" in argv):
+        comm = _comm(pid)
+        if comm in ("tests", "cand") or (comm == "rustc" and any(a.endswith(b".rs") for a in argv)):
             return True
     return False
 

@@ -18,6 +18,14 @@ from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.runner import Session, TaskRunner, Wiring
 from vibes_eval.core.types import ExecutionResult, Limits, Termination
 
+# Limits a candidate can overrun: a sample that did is not a pass even when its test
+# passed (without a tmpfs quota, disk use is only measured after the run, and the writes
+# succeeded; the unsplit runs failed such a sample too).
+OVERRUNS = frozenset(
+    {Termination.MEMORY, Termination.PIDS, Termination.OUTPUT_LIMIT, Termination.DISK_LIMIT,
+     Termination.BLOCKED_SYSCALL}
+)  # fmt: skip
+
 
 @dataclass
 class Side:

@@ -26,6 +26,7 @@ from vibes_eval.benchmarks.humaneval.rust.split_run import (
     read_report,
     shown,
 )
+from vibes_eval.core.pair import OVERRUNS
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ def split_verdict(
     the candidate ran into (time, memory, disk...) is the reason; a candidate's signal or
     exit only when the test failed waiting for its answer: once the test has ended, we kill
     the candidate, and that is no end of its own making."""
+    if cand.termination in OVERRUNS:  # not a pass even when the test passed
+        return Reason.from_termination(cand.termination), cand.termination.value
     if passed(test, report, expected):
         return Reason.PASSED, ""
     if cand.termination in _CANDIDATE_LIMITS:  # the cause, even of the test's timeout

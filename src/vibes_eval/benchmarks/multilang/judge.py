@@ -11,7 +11,7 @@ from vibes_eval.benchmarks.common.rules import Violation
 from vibes_eval.benchmarks.common.verdicts import failed, infra, passed, verdict
 from vibes_eval.benchmarks.multilang.languages.base import DONE_MARKER, Language
 from vibes_eval.core.metrics import IN_PROCESS_MEASURE
-from vibes_eval.core.pair import PairResult
+from vibes_eval.core.pair import OVERRUNS, PairResult
 from vibes_eval.core.types import ExecutionResult, Reason, Sample, SampleResult, Termination
 
 KEEP = 4096  # characters of a program's stdout and stderr kept in its result
@@ -70,6 +70,9 @@ def split_run(lang: Language, sample: Sample, pair: PairResult, compile_s: float
     }  # fmt: skip
     lines = [x for x in test.stderr.splitlines() if x.strip()]
     done = bool(lines) and lines[-1].strip() == DONE_MARKER
+    if cand.termination in OVERRUNS:  # not a pass even when the test passed
+        reason = Reason.from_termination(cand.termination)
+        return failed(sample, reason, cand.termination.value, **out)
     if test.termination is Termination.EXITED and test.exit_code == 0 and done:
         return passed(sample, **out)
     if Termination.TIMED_OUT in (test.termination, cand.termination):

@@ -6,6 +6,15 @@
     python bench/throughput.py --cargo-baseline 120   # + a cargo project per sample, same samples
     python bench/throughput.py --sandbox firejail     # both modes under firejail
     python bench/throughput.py --samples S.jsonl --problems P.jsonl --rounds 5
+    python bench/throughput.py --mix realistic --against bab4ef4   # this checkout vs a commit
+
+``--mix realistic`` (issue 25's): per task 6 correct, 6 wrong, 6 with a type error and 2
+panicking, every sample distinct (3,280 samples on HumanEval-X Rust).
+``--against REV``: this checkout's command line against REV's (a `git worktree` of it, run
+with this checkout's virtual environment), both as `vibes eval run ... --no-cache --store
+none`, alternating over the rounds; the ratio is this checkout's rate over REV's, and
+(passed, reason) must agree per sample (the wording of a detail may change between
+commits).
 
 Default samples: HumanEval-X Rust (needs ../shared or VIBES_SHARED_DIR; falls back to
 examples/sanity), with ``--mix mutations`` (the default) four model-like mistakes made in
@@ -97,11 +106,33 @@ def default_inputs(tmp: Path, mix: str = "mutations") -> tuple[Path, Path]:
         for p in problems:
             if mix == "mutations":
                 completions = [mutate(p["canonical_solution"], rng) for _ in range(4)]
+            elif mix == "realistic":
+                completions = realistic(p, rng)
             else:
                 completions = [p["canonical_solution"], PANIC, NO_COMPILE[mix]]
             for completion in completions:
                 out.write(json.dumps({"task_id": p["task_id"], "completion": completion}) + "\n")
     return HUMANEVAL_X, samples
+
+
+def realistic(p: dict, rng: random.Random) -> list[str]:
+    """Issue 25's mix for one task, every completion distinct: 6 correct, 6 wrong (an
+    operator or constant changed), 6 with a type error, 2 panicking."""
+    body = p["canonical_solution"]
+    out = [f"    // correct {k}\n{body}" for k in range(6)]
+    for k in range(6):
+        wrong = body
+        for _ in range(8):
+            a, b = rng.choice([("<=", "<"), ("<", "<="), ("+ 1", "- 1"), ("==", "!="), ("0", "1")])
+            spots = [m.start() for m in re.finditer(re.escape(a), body)]
+            if spots:
+                i = rng.choice(spots)
+                wrong = body[:i] + b + body[i + len(a) :]
+                break
+        out.append(f"    // wrong {k}\n{wrong}")
+    out += [f'    let _t{k}: i32 = "type error {k}";\n{body}' for k in range(6)]
+    out += [f'    panic!("not implemented {k}");\n}}\n' for k in range(2)]
+    return out
 
 
 def cpu_seconds() -> float:
@@ -226,6 +257,62 @@ class CargoBaseline:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class Checkout:
+    """A commit's command line (a detached worktree), or this checkout's (``rev`` None),
+    timed from outside: `vibes eval run humaneval-rust ... --no-cache --store none`."""
+
+    def __init__(self, rev: str | None, tmp: Path, problems: Path, args: argparse.Namespace):
+        self.rev, self.problems, self.args, self.tmp = rev, problems, args, tmp
+        self.src = ROOT / "src"
+        if rev is not None:
+            self.tree = tmp / f"wt-{rev}"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach",
+                            str(self.tree), rev], check=True, capture_output=True)  # fmt: skip
+            self.src = self.tree / "src"
+
+    def measure(self, samples: Path) -> tuple[float, int, dict | None]:
+        out = self.tmp / f"results-{self.rev or 'head'}.jsonl"
+        argv = [sys.executable, "-c", "from vibes_eval.cli.app import main; main()", "eval", "run",
+                "humaneval-rust",
+                "--samples", str(samples), "--problems", str(self.problems), "--k", "1",
+                "--workers", str(self.args.workers), "--timeout", str(self.args.timeout),
+                "--sandbox", self.args.sandbox, "--no-cache", "--store", "none",
+                "--no-progress", "--output", str(out)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(self.src)}
+        start = time.monotonic()
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+        elapsed = time.monotonic() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{self.rev or 'this checkout'} failed: {proc.stderr[-2000:]}")
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        return elapsed, len(rows), {n: (r["passed"], r["reason"]) for n, r in enumerate(rows)}
+
+    def close(self) -> None:
+        if self.rev is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(self.tree)], check=False, capture_output=True)  # fmt: skip
+
+
+def against(args: argparse.Namespace, problems: Path, samples: Path, tmp: Path) -> bool:
+    """This checkout against ``args.against``, each through its command line."""
+    sides = {"this": Checkout(None, tmp, problems, args),
+             args.against: Checkout(args.against, tmp, problems, args)}  # fmt: skip
+    try:
+        modes = {name: c.measure for name, c in sides.items()}
+        print("warm-up (not counted)")
+        run_rounds(modes, subset(samples, 40, tmp / "warmup.jsonl"), 1)
+        print("measured")
+        rates, n, same = run_rounds(modes, samples, args.rounds)
+    finally:
+        for c in sides.values():
+            c.close()
+    report(f"{args.mix}, sandbox {args.sandbox}, this checkout against {args.against}", rates, n)
+    ratios = [a / b for a, b in zip(rates["this"], rates[args.against], strict=True)]
+    print(f"this / {args.against}: median {statistics.median(ratios):.2f}x, range "
+          f"{min(ratios):.2f}-{max(ratios):.2f}x")  # fmt: skip
+    return same
+
+
 def subset(samples: Path, n: int, out: Path) -> Path:
     out.write_text("".join(samples.read_text().splitlines(keepends=True)[:n]))
     return out
@@ -287,11 +374,12 @@ def main() -> int:
     parser.add_argument("--cargo-baseline", type=int, default=0, metavar="N")
     parser.add_argument(
         "--mix",
-        choices=["mutations", "type", "syntax"],
+        choices=["mutations", "realistic", "type", "syntax"],
         default="mutations",
         help="default samples: 4 model-like mistakes per canonical solution (default); or "
         "canonical, panicking and a type (or syntax) error per task",
     )
+    parser.add_argument("--against", metavar="REV", help="time this checkout against REV's")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="vibes-bench-"))
     if args.samples:
@@ -302,6 +390,11 @@ def main() -> int:
         f"samples: {samples}\nproblems: {problems}\nsandbox: {args.sandbox}, "
         f"workers: {args.workers}, cpus: {os.cpu_count()}, rounds: {args.rounds}"
     )
+    if args.against:
+        same = against(args, problems, samples, tmp)
+        print(f"\n(passed, reason) identical in every round: {'yes' if same else 'NO'}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return 0 if same else 1
 
     def mode(batch: bool) -> Callable[[Path], tuple[float, int, dict | None]]:
         def run(s: Path) -> tuple[float, int, dict | None]:

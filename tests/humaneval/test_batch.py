@@ -308,6 +308,12 @@ BROKEN = [
     "    let c = 'ab';\n    todo!()\n}\n",
     "    todo!()\n}\n/// trailing doc\n",
     "    todo!()\n}\nmod tests {}\n",
+    # errors of every analysis phase in one module (a batch charges them without a lone
+    # compile: its neighbours' errors must not hide any of them)
+    '    let v = vec![1]; let w = v; println!("{:?}", v);\n    let x = "5".parse().unwrap();\n'
+    "    todo!()\n}\n",
+    "    todo!()\n}\nstruct S<T: Copy>(T);\nfn g(_s: S<String>) {}\nconst C: u8 = 255 + 1;\n",
+    "    todo!()\n}\nfn h() { let v = Vec::new(); }\nfn k() -> i32 { \"s\" }\n",
 ]
 
 

@@ -307,6 +307,22 @@ class TaskRunner(abc.ABC):
             RunnerError: the write failed.
         """
 
+    def write_programs(self, session: Session, programs: Mapping[str, bytes]) -> None:
+        """Write executables the session will run ({name in the work dir: bytes}). Here:
+        written under a staging name, then copied into place by a command in the session:
+        a file this process held open for writing could still be open in a child another
+        thread forked meanwhile, and its exec would fail (ETXTBSY).
+
+        Raises:
+            RunnerError: the write or the copy failed.
+        """
+        self.write_files(session, {f"{name}.stage": data for name, data in programs.items()})
+        for name in programs:
+            argv = ["install", "-D", "-m", "755", f"{name}.stage", name]
+            res = self.execute(session, argv, Limits())
+            if not res.ok:
+                raise RunnerError(f"cannot install {name}: {res.stderr.strip()}")
+
     @abc.abstractmethod
     def read_file(self, session: Session, path: str) -> bytes:
         """Read a file from the work dir.

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 import secrets
-import shlex
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,7 +48,7 @@ from vibes_eval.benchmarks.multilang.python import unit as py
 from vibes_eval.benchmarks.multilang.samples import truncate
 from vibes_eval.benchmarks.multilang.tasks import CodeTask
 from vibes_eval.core.benchmark import OnResult
-from vibes_eval.core.errors import RunnerError, UserError
+from vibes_eval.core.errors import UserError
 from vibes_eval.core.pair import PairResult, Side, run_pair
 from vibes_eval.core.runner import NetworkPolicy, SandboxPolicy, Session, SessionSpec, TaskRunner
 from vibes_eval.core.types import ExecutionResult, Limits, Sample, SampleResult
@@ -196,31 +195,20 @@ class CompiledUnits:
     ) -> PairResult:
         """The candidate and the test program, each in a fresh session of its own."""
         name = self.lang.name
-        cand_spec = self.spec(f"{name}-candidate", {f"in/{k}": v for k, v in files.items()})
-        test_spec = self.spec(f"{name}-test", {f"in/{k}": v for k, v in test.files.items()})
+        cand_spec, test_spec = self.spec(f"{name}-candidate", {}), self.spec(f"{name}-test", {})
         limits = self.config.limits
         # the test waits on the candidate: its limit a little later, so a candidate that
         # runs out of time is the one reported
         test_limits = limits.model_copy(update={"timeout_s": limits.timeout_s + 2.0})
         with runner.session(cand_spec) as cs, runner.session(test_spec) as ts:
-            self.stage(runner, cs, files)
-            self.stage(runner, ts, test.files)
+            runner.write_programs(cs, files)
+            runner.write_programs(ts, test.files)
             pair = run_pair(
                 runner,
                 Side(ts, test.program.run_argv, test_limits, env=test.program.run_env),
                 Side(cs, build.run_argv, limits, env=build.run_env),
             )
         return PairResult(test=unplaced(pair.test, ts), candidate=unplaced(pair.candidate, cs))
-
-    def stage(self, runner: TaskRunner, session: Session, files: dict[str, bytes]) -> None:
-        """Copy a session's staged files in place, by a child process: a thread forking
-        while this one wrote an executable would make its exec fail (ETXTBSY)."""
-        names = " ".join(shlex.quote(name) for name in files)
-        copy = runner.execute(
-            session, ["/bin/sh", "-c", f"cp -r in/. . && chmod 755 {names}"], self.config.limits
-        )
-        if not copy.ok:
-            raise RunnerError(f"cannot stage the program: {copy.stderr.strip()[:200]}")
 
     # -- in-process -------------------------------------------------------------------------
 
@@ -275,10 +263,9 @@ class CompiledUnits:
         compile_s: float,
     ) -> SampleResult:  # fmt: skip
         """The sample's program in a fresh session, with the token on stdin."""
-        staged = {f"in/{name}": data for name, data in files.items()}
         token = secrets.token_hex(16)
-        with runner.session(self.spec(f"{self.lang.name}-run", staged)) as session:
-            self.stage(runner, session, files)
+        with runner.session(self.spec(f"{self.lang.name}-run", {})) as session:
+            runner.write_programs(session, files)
             run = runner.execute(
                 session, build.run_argv, self.config.limits, env=build.run_env,
                 stdin=(token + "\n").encode(),

@@ -10,9 +10,10 @@ names. A unit of work:
 2. per sample, a static look (policy, reading, risk) decides where it goes: refused,
    screened for syntax errors, evaluated alone, or into the batch;
 3. build: the members compiled into one binary, `BUILD_SIZE` at a time (a small first
-   build, so that verdicts start early); a member rustc reports an error in is evaluated
-   alone, which confirms the error (a batch never charges one by itself), and the rest
-   built again;
+   build, so that verdicts start early); a member rustc reports an error in, placed in its
+   own file, fails with that error (no member can reach another's module), and the rest are
+   built again; an error placed nowhere, or a compile that did not finish, halves the
+   batch until its cause is found;
 4. run: every member in a fresh session holding a copy of the binary, started as
    `./batch t_<i>`, paired with its task's test program (``split_run.serve``).
 
@@ -154,6 +155,19 @@ def shared_result(sample: Sample, reason: Reason, detail: str) -> SampleResult:
     return judge.result(
         sample, False, reason, detail, trust=SPLIT, evaluated=SHARED, measurements=measured()
     )
+
+
+def charged(
+    sample: Sample, diags: list[harness.Diagnostic], comp: ExecutionResult, share: float
+) -> SampleResult:
+    """A compile error found in a batch, in the sample's own module: its first error in
+    the file, as a lone compile words it (``harness.compile_error_detail``)."""
+    timing = measured(compile_s=share, cpu_s=comp.cpu_s * share / max(comp.wall_s, 1e-9))
+    shown = "".join(d.rendered for d in diags)[: judge.KEEP_OUTPUT]
+    return judge.result(
+        sample, False, Reason.COMPILE_ERROR, harness.first_error(diags).text, trust=SPLIT,
+        evaluated=SHARED, measurements=timing, stderr=shown,
+    )  # fmt: skip
 
 
 class BatchRunner:
@@ -300,9 +314,11 @@ class BatchRunner:
             errors = {i: ds for i, ds in failed.per_module.items() if i in active}
             if failed.orphan or not errors:
                 return alone + self._split(session, list(active.values()))
-            # A member rustc reports an error in is evaluated alone, which confirms the
-            # error (and words it as a lone compile does) or finds a neighbour caused it.
-            alone += [active.pop(i) for i in errors]
+            # An error placed in a member's own file is its own: no batch member can reach
+            # another's module (risk.py), so it fails alone too (docs/batching.md).
+            share = comp.wall_s / len(active)
+            for i, diags in errors.items():
+                self.report(charged(active.pop(i).sample, diags, comp, share))
         return alone + list(active.values())
 
     def _serve(

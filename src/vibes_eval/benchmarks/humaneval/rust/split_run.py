@@ -27,7 +27,7 @@ from vibes_eval.benchmarks.humaneval.rust.split import Plan
 from vibes_eval.core.errors import RunnerError
 from vibes_eval.core.pair import PairResult, Side, run_pair
 from vibes_eval.core.runner import Session, TaskRunner
-from vibes_eval.core.types import ExecutionResult, Limits, Termination
+from vibes_eval.core.types import ExecutionResult, Termination
 
 if TYPE_CHECKING:
     from vibes_eval.benchmarks.humaneval.run import RustEvaluator
@@ -251,16 +251,6 @@ def build_candidate(
 # -- the pair run ----------------------------------------------------------------------------
 
 
-def _install(runner: TaskRunner, session: Session, pairs: dict[str, str], limits: Limits) -> None:
-    """Make written files executable under new names. A child process copies them: a
-    thread that forks while another holds a file open for writing would make its exec
-    fail (ETXTBSY)."""
-    for src, dst in pairs.items():
-        res = runner.execute(session, ["install", "-m", "755", src, dst], limits)
-        if not res.ok:
-            raise RunnerError(f"cannot install {dst}: {res.stderr.strip()}")
-
-
 class TestSession:
     """A session holding test binaries and nothing else; pair runs may share it (the
     trusted test programs write nothing)."""
@@ -288,8 +278,7 @@ class TestSession:
             name = self._names.get(id(program.binary))
             if name is None:
                 name = f"tests_{len(self._names)}"
-                self.runner.write_files(self._session, {f"{name}.bin": program.binary})
-                _install(self.runner, self._session, {f"{name}.bin": name}, self.ev.config.limits)
+                self.runner.write_programs(self._session, {name: program.binary})
                 self._names[id(program.binary)] = name
         return [f"./{name}", program.module]
 
@@ -312,9 +301,8 @@ def serve(
     test_argv = tests.argv(program)
     limits = ev.config.limits
     test_limits = limits.model_copy(update={"memory_mb": max(limits.memory_mb, TEST_MEMORY_MB)})
-    spec = ev.session_spec(f"cand-{program.plan.task_id}", {"cand.bin": binary})
-    with runner.session(spec) as cand:
-        _install(runner, cand, {"cand.bin": "cand"}, limits)
+    with runner.session(ev.session_spec(f"cand-{program.plan.task_id}", {})) as cand:
+        runner.write_programs(cand, {"cand": binary})
         return run_pair(
             runner,
             Side(tests.session, test_argv, test_limits, env=harness.RUN_ENV),

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system references demo demo-kernels demo-model test lint bench clean fresh-check
+.PHONY: setup system references demo demo-kernels demo-model test test-full lint bench clean fresh-check
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -49,11 +49,16 @@ demo-model: system setup
 	$(BIN)/pip install -q -e '.[dev,models,demo-model]'
 	$(BIN)/python -m vibes_eval.generation.demo
 
+# The slowest tests are listed (--durations) so that a suite growing past its budget shows
+# where. The full tier (whole datasets, long sweeps) runs with `make test-full`.
 test: system setup $(TEST_STAMP) references
 	$(BIN)/ruff check src tests bench
-	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q || status=$$?; \
+	@rm -f $(SUMMARY); status=0; VIBES_TEST_SUMMARY=$(SUMMARY) $(BIN)/pytest -q --durations=15 || status=$$?; \
 		cat $(SUMMARY) 2>/dev/null || echo "components: no summary (pytest did not finish)"; \
 		exit $$status
+
+test-full: export VIBES_TEST_FULL = 1
+test-full: test
 
 lint: setup
 	$(BIN)/ruff check src tests bench

@@ -47,6 +47,32 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_tool(name): needs that program on PATH")
 
 
+# The full tier: whole datasets and the long sweeps (docs/testing.md, "Tiers"). `make test`
+# (CI) runs a deterministic part of each; `make test-full` (VIBES_TEST_FULL=1) runs them all.
+FULL = os.environ.get("VIBES_TEST_FULL", "") not in ("", "0")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if FULL:
+        return
+    full = [item for item in items if item.get_closest_marker("full")]
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = [item for item in items if not item.get_closest_marker("full")]
+        config.stash[_FULL_LEFT] = len(full)
+
+
+_FULL_LEFT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    left = terminalreporter.config.stash.get(_FULL_LEFT, 0)
+    if left:
+        terminalreporter.write_line(
+            f"full tier: {left} tests not run (make test-full or VIBES_TEST_FULL=1 runs them)"
+        )
+
+
 @pytest.fixture(autouse=True)
 def _needs_tool(request: pytest.FixtureRequest) -> None:
     """A missing tool skips the test, or fails it where its component is required."""

@@ -313,7 +313,7 @@ BROKEN = [
     '    let v = vec![1]; let w = v; println!("{:?}", v);\n    let x = "5".parse().unwrap();\n'
     "    todo!()\n}\n",
     "    todo!()\n}\nstruct S<T: Copy>(T);\nfn g(_s: S<String>) {}\nconst C: u8 = 255 + 1;\n",
-    "    todo!()\n}\nfn h() { let v = Vec::new(); }\nfn k() -> i32 { \"s\" }\n",
+    '    todo!()\n}\nfn h() { let v = Vec::new(); }\nfn k() -> i32 { "s" }\n',
 ]
 
 

@@ -63,6 +63,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _FULL_LEFT = pytest.StashKey[int]()
+TIER_STRIDE = 8  # the default tier's share of a dataset: every 8th row
+
+
+def tiered(rows: list) -> list:
+    """A whole dataset in the full tier; otherwise every ``TIER_STRIDE``-th row, the first
+    included (the same rows every run, spread over the dataset)."""
+    return list(rows) if FULL else list(rows)[::TIER_STRIDE]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

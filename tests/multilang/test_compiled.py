@@ -14,7 +14,7 @@ import pytest
 
 import vibes_eval
 from tests.components import need
-from tests.conftest import SANDBOX, SHARED
+from tests.conftest import SANDBOX, SHARED, tiered
 from tests.multilang import langs as L
 from tests.multilang import multiple_cpp
 from tests.multilang.multiple_cpp import MULTIPLE_CPP
@@ -219,14 +219,14 @@ JS_WRONG_CANONICAL = {"JavaScript/112", "JavaScript/155"}
 def test_humaneval_x_js_canonical_solutions_pass_on_the_split() -> None:
     need("shared", None if HUMANEVAL_X_JS.exists() else f"{HUMANEVAL_X_JS} is absent")
     with gzip.open(HUMANEVAL_X_JS, "rt") as fh:
-        rows = [json.loads(line) for line in fh]
+        rows = tiered([json.loads(line) for line in fh])
     out = vibes_eval.evaluate(
         "humaneval-js",
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],
         sandbox=SANDBOX, ks=[1], config={"problems": str(HUMANEVAL_X_JS)},
     )  # fmt: skip
     failed = {r.task_id: (r.reason, r.detail) for r in out.results.values() if not r.passed}
-    assert set(failed) == JS_WRONG_CANONICAL, failed
+    assert set(failed) == JS_WRONG_CANONICAL & {r["task_id"] for r in rows}, failed
     assert all(reason == "failed" for reason, _ in failed.values())
     assert {r.details.get("trust") for r in out.results.values()} == {"split"}
 
@@ -236,7 +236,7 @@ def test_humaneval_x_js_canonical_solutions_pass_on_the_split() -> None:
 def test_humaneval_x_cpp_canonical_solutions_pass() -> None:
     need("shared", None if HUMANEVAL_X_CPP.exists() else f"{HUMANEVAL_X_CPP} is absent")
     with gzip.open(HUMANEVAL_X_CPP, "rt") as fh:
-        rows = [json.loads(line) for line in fh]
+        rows = tiered([json.loads(line) for line in fh])
     out = vibes_eval.evaluate(
         "humaneval-cpp",
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],
@@ -255,7 +255,9 @@ def test_multiple_cpp_references_pass() -> None:
     (``multiple_cpp.py``) pass every task but those where the two datasets disagree;
     no wrong answer passes; all but the three `union` tasks are on the split."""
     need("shared", None if MULTIPLE_CPP.exists() else f"{MULTIPLE_CPP} is absent")
-    samples = multiple_cpp.samples()
+    pairs = multiple_cpp.samples()  # a reference and a wrong answer per row
+    samples = [s for pair in tiered(list(zip(pairs[0::2], pairs[1::2], strict=True))) for s in pair]
+    chosen = {s["task_id"] for s in samples}
     out = vibes_eval.evaluate(
         "humaneval-cpp", samples, sandbox=SANDBOX, ks=[1],
         config={"problems": str(MULTIPLE_CPP), "enforce_policy": False},
@@ -263,8 +265,11 @@ def test_multiple_cpp_references_pass() -> None:
     results = [out.results[s.key] for s in out.prepared.samples]
     refs, wrongs = results[0::2], results[1::2]
     failed = {int(r.task_id.split("_")[1]) for r in refs if not r.passed}
-    assert failed == set(multiple_cpp.DIFFERENT), [(r.task_id, r.detail) for r in refs]
+    different = {
+        n for n in multiple_cpp.DIFFERENT if any(t.split("_")[1] == str(n) for t in chosen)
+    }
+    assert failed == different, [(r.task_id, r.detail) for r in refs]
     assert not any(r.passed for r in wrongs)
     in_process = {r.task_id for r in results if r.details.get("trust") != "split"}
     assert in_process == {"HumanEval_103_rounded_avg", "HumanEval_125_split_words",
-                          "HumanEval_137_compare_one"}  # fmt: skip
+                          "HumanEval_137_compare_one"} & chosen  # fmt: skip

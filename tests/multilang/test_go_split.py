@@ -16,7 +16,7 @@ import pytest
 
 import vibes_eval
 from tests.components import need
-from tests.conftest import SANDBOX, SHARED
+from tests.conftest import SANDBOX, SHARED, tiered
 from tests.multilang import langs as L
 from vibes_eval.benchmarks.multilang.languages import split_go
 from vibes_eval.benchmarks.multilang.languages.programs import GO_HELPERS, Go
@@ -197,7 +197,7 @@ def test_humaneval_x_go_canonical_solutions_pass() -> None:
     (docs/multilang.md): it passes or fails by chance, in-process as on the split."""
     need("shared", None if HUMANEVAL_X_GO.exists() else f"{HUMANEVAL_X_GO} is absent")
     with gzip.open(HUMANEVAL_X_GO, "rt") as fh:
-        rows = [json.loads(line) for line in fh]
+        rows = tiered([json.loads(line) for line in fh])
     out = vibes_eval.evaluate(
         "humaneval-go",
         [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows],

@@ -342,7 +342,8 @@ def run_rounds(
             if v != ref:
                 same = False
                 differing = [k for k in ref if ref[k] != v.get(k)]
-                print(f"  VERDICTS DIFFER ({name}): {differing[:5]}", flush=True)
+                shown = [(k, ref[k], v.get(k)) for k in differing[:5]]
+                print(f"  VERDICTS DIFFER ({name}, {len(differing)}): {shown}", flush=True)
     return rates, n, same
 
 

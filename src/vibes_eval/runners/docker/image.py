@@ -196,7 +196,10 @@ def _created(img: Any) -> float:
         return time.time()
 
 
-def _ensure_base(client: Any, log: Log, suite: str) -> str:
+def _ensure_base(client: Any, log: Log, suite: str | None = None) -> str:
+    """The debootstrap base of ``suite`` (the host's by default: scripts/fresh-check.sh
+    asks for it so), built if missing."""
+    suite = suite or debian_suite()
     tag = base_tag(suite)
     if image_exists(client, tag):
         return tag

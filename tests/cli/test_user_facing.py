@@ -114,7 +114,7 @@ def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
     """The README's API example, taken from the README itself, run from the repository
     root offline; its store goes to a temporary folder."""
     readme = (EXAMPLES.parent / "README.md").read_text()
-    code = readme.split("### From Python")[1].split("```python\n")[1].split("```")[0]
+    code = readme.split("## From Python")[1].split("```python\n")[1].split("```")[0]
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"),
            "VIBES_STORE": str(tmp_path / "store.sqlite")}  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -390,15 +391,28 @@ def test_the_store_is_never_written(filled: Filled) -> None:
     assert _state(filled) == before
 
 
-def test_running_run_reports_progress(filled: Filled) -> None:
-    with open_store(resolve(filled.url)) as st:
+def _writable_copy(filled: Filled, tmp_path: Path) -> str:
+    """A SQLite store of its own for a test that writes: the shared one stays as the other
+    tests read it, whatever the order (shuffled, a module's client opened earlier showed
+    "disk I/O error" after this test wrote into the file it held open)."""
+    if filled.backend != "sqlite":
+        return filled.url
+    dest = tmp_path / "live.sqlite"
+    with sqlite3.connect(filled.url) as src, sqlite3.connect(dest) as dst:
+        src.backup(dst)
+    return str(dest)
+
+
+def test_running_run_reports_progress(filled: Filled, tmp_path: Path) -> None:
+    url = _writable_copy(filled, tmp_path)
+    with open_store(resolve(url)) as st:
         fakebench.running_run(st, "live-api", total=20, done=6)
-    with make_client(filled.url) as c:
+    with make_client(url) as c:
         p = get_json(c, "/api/runs/live-api/progress")
         assert p["status"] == "running" and (p["done"], p["total"]) == (6, 20)
         page = page_text(c, "/runs/live-api")
         assert 'data-stream="/api/runs/live-api/stream"' in page and "<progress" in page
-        with open_store(resolve(filled.url)) as st:
+        with open_store(resolve(url)) as st:
             fakebench.add_verdicts(st, "live-api", 6, 10)
         assert get_json(c, "/api/runs/live-api/progress")["done"] == 10
         run = get_json(c, "/api/runs/live-api")

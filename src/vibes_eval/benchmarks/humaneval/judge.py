@@ -37,12 +37,6 @@ KEEP_OUTPUT = 4096  # characters of stdout/stderr kept per sample in results
 TAMPERED = "tampered"  # a benchmark reason (HumanEvalRust.reasons)
 ALONE, SHARED = "alone", "shared"  # details["evaluated"]
 SPLIT, IN_PROCESS = "split", "in-process"  # details["trust"]
-# Limits the candidate ran into: no end of ours (we end a candidate by a plain kill), so
-# when its test failed (or timed out waiting for it), they are the reason.
-_CANDIDATE_LIMITS = frozenset(
-    {Termination.MEMORY, Termination.PIDS, Termination.BLOCKED_SYSCALL,
-     Termination.OUTPUT_LIMIT, Termination.DISK_LIMIT, Termination.TIMED_OUT}
-)  # fmt: skip
 
 
 def measured(
@@ -119,9 +113,9 @@ def split_verdict(
         return Reason.from_termination(cand.termination), cand.termination.value
     if passed(test, report, expected):
         return Reason.PASSED, ""
-    if cand.termination in _CANDIDATE_LIMITS:  # the cause, even of the test's timeout
-        return Reason.from_termination(cand.termination), cand.termination.value
-    if test.termination is Termination.TIMED_OUT:
+    if Termination.TIMED_OUT in (cand.termination, test.termination):
+        # the candidate's timeout is the cause even of the test's (its other limits:
+        # OVERRUNS, above)
         return Reason.TIMEOUT, Termination.TIMED_OUT.value
     if test.termination is not Termination.EXITED:
         ended = test.termination

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.store.conftest import snapshot, started, verdict
 from vibes_eval.store.base import StoreConflict
 from vibes_eval.store.sql import SqlStore, open_store
@@ -126,3 +128,47 @@ def test_several_writers_at_once_lose_nothing(store_spec: str) -> None:
     finally:
         for st in stores:
             st.close()
+
+
+_WRITER = """
+import sys
+from tests.web import fakebench
+from vibes_eval.store.sql import open_store
+from vibes_eval.store.urls import resolve
+with open_store(resolve(sys.argv[1])) as st:
+    fakebench.running_run(st, sys.argv[2], total=20, done=6)
+    fakebench.add_verdicts(st, sys.argv[2], 6, 10)
+"""
+
+
+def test_a_read_only_reader_keeps_reading_while_others_write(tmp_path: Path) -> None:
+    """What `vibes serve` meets: its read-only connections stay open while `vibes eval run`
+    in other processes (and a writer in its own) append and close, rounds after rounds."""
+    import subprocess
+    import sys
+
+    from sqlalchemy import text
+
+    from tests.web import fakebench
+
+    path = str(tmp_path / "s.sqlite")
+    with open_store(resolve(path)) as st:
+        fakebench.kernel_run(st, "k1", seed=1)
+    reader = open_store(resolve(path), read_only=True)
+
+    def count() -> int:
+        with reader.engine.connect() as conn:
+            return int(conn.execute(text("select count(*) from vibes_events")).scalar_one())
+
+    try:
+        seen = [count()]
+        for i in range(3):
+            subprocess.run([sys.executable, "-c", _WRITER, path, f"other{i}"], check=True,
+                           cwd=ROOT, timeout=120)  # fmt: skip
+            seen.append(count())
+            with open_store(resolve(path)) as st:
+                fakebench.running_run(st, f"here{i}", total=20, done=6)
+            seen.append(count())
+    finally:
+        reader.close()
+    assert seen == sorted(seen) and len(set(seen)) == len(seen), seen

@@ -58,6 +58,14 @@ def test_named_dataset_offline_says_what_to_fetch(monkeypatch: pytest.MonkeyPatc
     need_module("datasets", "datasets (the swebench extra)")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # Both libraries read the variables when first imported; an earlier test may have
+    # imported them, and then the loader waits ~25 s on retries to an unreachable Hub.
+    import datasets.config
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(UserError, match=r"SWE-bench/SWE-bench_Lite.*to_json") as err:
         load_instances("lite")
     assert "\n" not in str(err.value)

@@ -393,8 +393,9 @@ def test_the_store_is_never_written(filled: Filled) -> None:
 
 def _writable_copy(filled: Filled, tmp_path: Path) -> str:
     """A SQLite store of its own for a test that writes: the shared one stays as the other
-    tests read it, whatever the order (shuffled, a module's client opened earlier showed
-    "disk I/O error" after this test wrote into the file it held open)."""
+    tests read it, whatever the order. (A module's client opened earlier once read "disk
+    I/O error" after this test wrote: the store's file check closed a descriptor of its own,
+    dropping the process's SQLite locks; fixed, see tests/store/test_writer.py.)"""
     if filled.backend != "sqlite":
         return filled.url
     dest = tmp_path / "live.sqlite"

@@ -4,13 +4,12 @@ a single byte of it can change (setting WAL mode alone would rewrite its header)
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from vibes_eval.store import schema
 from vibes_eval.store.base import ForeignStore, StoreMissing, StoreUnavailable
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def check_sqlite_file(path: Path, *, create: bool, is_default: bool) -> None:
@@ -30,17 +29,17 @@ def check_sqlite_file(path: Path, *, create: bool, is_default: bool) -> None:
         elif not path.parent.is_dir():
             raise StoreUnavailable("its directory does not exist", path=path)
         return
+    # The file is read through SQLite only: closing a descriptor of our own on it (a plain
+    # open() to read the header) would drop every POSIX lock this process holds on it, so
+    # another process's last writer could delete the WAL under our open connections (seen
+    # as "disk I/O error" in a long-lived reader such as `vibes serve`).
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
+        if path.stat().st_size == 0:
+            return  # an empty file holds nothing to lose; SQLite treats it as a new database
     except OSError as exc:
         raise StoreUnavailable(f"cannot read store: {exc.strerror}", path=path) from None
-    if not head:
-        return  # an empty file holds nothing to lose; SQLite treats it as a new database
-    if head != SQLITE_HEADER:
-        raise ForeignStore(
-            "not a vibes-eval store (not a SQLite database); left untouched", path=path
-        )
+    if not os.access(path, os.R_OK):
+        raise StoreUnavailable("cannot read store: Permission denied", path=path)
     try:
         ro = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
         try:
@@ -48,6 +47,10 @@ def check_sqlite_file(path: Path, *, create: bool, is_default: bool) -> None:
         finally:
             ro.close()
     except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise ForeignStore(
+                "not a vibes-eval store (not a SQLite database); left untouched", path=path
+            ) from None
         raise ForeignStore(
             f"corrupt or unreadable SQLite database ({exc}); left untouched", path=path
         ) from None

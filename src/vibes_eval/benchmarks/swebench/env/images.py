@@ -44,7 +44,7 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image,
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "4"  # bump when the build scripts below change
+RECIPE = "5"  # bump when the build scripts below change
 INSTANCE_RECIPE = "5"  # bump when only the instance script changes (environments are kept)
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
@@ -153,7 +153,10 @@ def env_script(spec: Spec, reqs: str | None = None) -> str:
         "apt-get update -q",
         f"apt-get install -y -q --no-install-recommends {apt}",
         "rm -rf /var/lib/apt/lists/*",
-        f"python3 -m venv {VENV}",
+        # --copies: the venv's python is a file of its own, as a conda environment's is;
+        # a symlink to /usr/bin/python3 let tox-current-env (sphinx) resolve the link and
+        # run the tests outside the venv.
+        f"python3 -m venv --copies {VENV}",
         f"{VENV}/bin/python -m pip install -q {tools}",
         f'echo "{LOG_LABEL}{PYTHON_LABEL}=$({VENV}/bin/python -c '
         "'import platform; print(platform.python_version())')\"",

@@ -2,7 +2,7 @@
 
 A fresh container per prediction (the image is the snapshot: a container starts in half a
 second, and nothing one prediction leaves behind can reach another). In it, as the
-unprivileged job user and without network:
+unprivileged job user, with a loopback interface and nothing else (``--network none``):
 
 1. apply the patch with the official fallbacks (``git apply``, ``--3way``, ``--reject``,
    ``patch --fuzz=5``), resetting the tree after each failed try;
@@ -196,7 +196,9 @@ class PatchEvaluator:
             "test.sh": steps.test,
             "post.sh": steps.post,
         }
-        policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.DISABLED)
+        # Loopback only: test suites start servers of their own (pytest-httpbin, local
+        # HTTP servers); the container has no other interface, so nothing leaves it.
+        policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.LOCAL)
         out.log.append(f"instance {inst.task_id}: image {image}")
         spec = SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
         try:

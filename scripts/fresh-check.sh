@@ -10,7 +10,7 @@
 # Needs: root, a running Docker daemon, git, and the project's venv (`make setup`), which
 # knows how the sandbox base is built. Env: FRESH_CHECK_KEEP=1 keeps the container after
 # a failure; FRESH_CHECK_RUST=host|debian picks the Rust it starts with (below);
-# FRESH_CHECK_STEP_TIMEOUT (seconds, default 1800) bounds each step; VIBES_SHARED
+# FRESH_CHECK_STEP_TIMEOUT (seconds, default 3600) bounds each step; VIBES_SHARED
 # overrides where ../shared is found.
 #
 # A PASS is recorded in .ci/fresh-check.pass with a hash of the set-up's inputs at HEAD
@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${FRESH_CHECK_PY:-$ROOT/.venv/bin/python}
 LABEL=vibes-eval.fresh-check  # value: host:pid of the run that owns the container
-STEP_TIMEOUT=${FRESH_CHECK_STEP_TIMEOUT:-1800}
+STEP_TIMEOUT=${FRESH_CHECK_STEP_TIMEOUT:-3600}
 LOG_DIR=$ROOT/build/fresh-check  # /build/ is gitignored
 # The host's safety net: whatever escapes a sandbox in the container (a fork storm once
 # exhausted the host's pids) stays bounded. The suite and its daemons fit well within.

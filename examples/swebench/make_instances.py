@@ -130,6 +130,17 @@ def test_shout():
 
 def test_shout_typed(text: Any = "hey") -> None:  # an annotation the body never names
     assert shout(text) == "HEY!"
+
+
+def test_shout_over_loopback():  # a server of the test's own, as pytest-httpbin starts
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        with socket.create_connection(server.getsockname(), timeout=10) as client:
+            peer, _ = server.accept()
+            client.sendall(shout("hey").encode())
+            assert peer.recv(16) == b"HEY!"
+            peer.close()
 """
 
 # The tests of the fix of instance 1: parametrized ids with blanks (which the official

@@ -249,6 +249,35 @@ def test_malformed_spec_is_a_user_error_at_load(tmp_path: Path) -> None:
     path.write_text("a/b:\n  '1':\n    install: pip install .\n")
     with pytest.raises(UserError, match="test_cmd': missing"):
         specs.read_specs(str(path))
+    path.write_text("a/b:\n  '1':\n    test_cmd: pytest\n    vibes_services: [httpbn]\n")
+    with pytest.raises(UserError, match=r"vibes_services.*unknown service 'httpbn'"):
+        specs.read_specs(str(path))
+
+
+def test_requests_rows_get_a_local_httpbin_and_say_so() -> None:
+    """Older psf/requests tests call httpbin.org (HTTPBIN_URL); the test session has loopback
+    only, so the environment carries a pinned httpbin, started on loopback in the test step
+    and named in each instance's notes. A user's spec may turn it off (``[]``)."""
+    from vibes_eval.benchmarks.swebench.env import images, services
+    from vibes_eval.benchmarks.swebench.tasks import SweInstance
+
+    def inst(repo: str) -> SweInstance:
+        return SweInstance(task_id="x", prompt="", repo=repo, version="2.3", base_commit="0" * 40,
+                           test_patch="", FAIL_TO_PASS=[], PASS_TO_PASS=[])  # fmt: skip
+
+    user = {"psf/requests": {"2.3": {"python": "3.9", "test_cmd": "pytest -rA"}},
+            "o/r": {"2.3": {"python": "3.9", "test_cmd": "pytest -rA"}}}  # fmt: skip
+    spec = specs.spec_for(inst("psf/requests"), user)
+    assert spec is not None and services.services(spec) == [services.HTTPBIN]
+    assert "/opt/vibes-services/httpbin" in images.env_script(spec)
+    assert images.env_recipe(spec)["services"][0][0] == "httpbin"  # in the image's hash
+    assert services.service_env(spec) == {"HTTPBIN_URL": "http://127.0.0.1:8765/"}
+    assert any("httpbin runs on loopback" in n for n in images.env_notes(spec))
+    other = specs.spec_for(inst("o/r"), user)
+    assert other is not None and not services.services(other)
+    assert not images.env_recipe(other)["services"]
+    off = {"psf/requests": {"2.3": {"test_cmd": "pytest", "vibes_services": []}}}
+    assert not services.services(specs.spec_for(inst("psf/requests"), off))
 
 
 def test_symlinked_mirror_entry_is_sent_as_the_repository(

@@ -29,12 +29,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from vibes_eval.benchmarks.swebench.env import services
 from vibes_eval.benchmarks.swebench.env.specs import (
     APPLIED,
     APPLY_FAILED,
     END,
     REPO_DIR,
     START,
+    Spec,
     test_directives,
 )
 from vibes_eval.benchmarks.swebench.integrity import PROBE_DIR
@@ -180,9 +182,16 @@ class PatchEvaluator:
         self.probe = probe
 
     def run(
-        self, inst: SweInstance, patch: str, image: str, script: str, runner: TaskRunner
+        self,
+        inst: SweInstance,
+        patch: str,
+        image: str,
+        script: str,
+        runner: TaskRunner,
+        spec: Spec | None = None,
     ) -> SweRun:
-        """Raises: RunnerError when the runner fails (infrastructure)."""
+        """``spec`` names the local services the test step starts (env/services.py).
+        Raises: RunnerError when the runner fails (infrastructure)."""
         start = time.monotonic()
         out = SweRun(image=image, eval_script=script)
         steps = split_script(script)
@@ -195,6 +204,7 @@ class PatchEvaluator:
             "pre.sh": steps.pre,
             "test.sh": steps.test,
             "post.sh": steps.post,
+            "services.sh": services.start_script(spec),
         }
         # Loopback only: test suites start servers of their own (pytest-httpbin, local
         # HTTP servers); the container has no other interface, so nothing leaves it.
@@ -205,16 +215,21 @@ class PatchEvaluator:
             with runner.session(spec) as session:
                 self._apply(session, runner, out)
                 if out.applied:
-                    self._evaluate(inst, session, runner, steps, out)
+                    self._evaluate(inst, session, runner, steps, out, spec)
         finally:
             out.wall_s = time.monotonic() - start
         return out
 
     def _step(
-        self, session: Session, runner: TaskRunner, name: str, env: dict[str, str] | None = None
+        self,
+        session: Session,
+        runner: TaskRunner,
+        name: str,
+        env: dict[str, str] | None = None,
+        prelude: str = "",
     ) -> ExecutionResult:
         """An eval step, started in the repository (the official images' working dir)."""
-        command = f"cd {REPO_DIR} && bash {session.path}/{name}"
+        command = f"cd {REPO_DIR} && {prelude}bash {session.path}/{name}"
         return self._sh(session, runner, command, self.limits, env)
 
     def _sh(
@@ -250,7 +265,13 @@ class PatchEvaluator:
         out.log.append(APPLY_FAILED)
 
     def _evaluate(
-        self, inst: SweInstance, session: Session, runner: TaskRunner, steps: Steps, out: SweRun
+        self,
+        inst: SweInstance,
+        session: Session,
+        runner: TaskRunner,
+        steps: Steps,
+        out: SweRun,
+        spec: Spec | None = None,
     ) -> None:
         path = session.path
         if steps.pre:
@@ -267,7 +288,10 @@ class PatchEvaluator:
             }
         elif out.uses_unittest:
             env = {"VIBES_PROBE_OUT": f"{path}/{PROBE_FILE}", "PYTHONPATH": str(STARTUP_DIR)}
-        out.test = self._step(session, runner, "test.sh", env)
+        # Local services start in the same command (vibes-box ends what a command leaves).
+        prelude = f". {path}/services.sh && " if services.services(spec) else ""
+        env = {**services.service_env(spec), **env}
+        out.test = self._step(session, runner, "test.sh", env, prelude)
         out.log.append(
             f"test command: exit {out.test.exit_code} ({out.test.termination}, "
             f"{out.test.wall_s:.1f} s)"

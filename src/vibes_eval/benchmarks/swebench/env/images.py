@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from vibes_eval.benchmarks.swebench.env import interpreters
+from vibes_eval.benchmarks.swebench.env import interpreters, services
 from vibes_eval.benchmarks.swebench.env.specs import ENV_NAME, REPO_DIR, Spec, missing_spec
 from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import RunnerError, UserError
@@ -125,6 +125,7 @@ def env_recipe(spec: Spec, reqs: str | None = None) -> dict[str, Any]:
         "requirements": reqs if pkgs == "requirements.txt" and reqs else "",
         "pip_packages": list(spec.get("pip_packages", [])),
         "apt_packages": list(spec.get("apt_packages", [])),
+        "services": [[s.name, *s.packages] for s in services.services(spec)],
     }
 
 
@@ -138,6 +139,7 @@ def env_notes(spec: Spec, reqs: str | None = None) -> list[str]:
     if spec.get("packages") == "requirements.txt" and not reqs:
         notes.append("the requirements file at environment_setup_commit is not in the mirror: "
                      "the base commit's requirements.txt, if any, is installed")  # fmt: skip
+    notes += services.notes(spec)
     return [n for n in notes if n]
 
 
@@ -170,6 +172,8 @@ def env_script(spec: Spec, reqs: str | None = None) -> str:
         ]
     if pip:
         lines.append(f"{VENV}/bin/python -m pip install -q {' '.join(shlex.quote(p) for p in pip)}")
+    for service in services.services(spec):
+        lines += service.install()
     lines += [
         "mkdir -p /opt/miniconda3/bin",
         f"cat > /opt/miniconda3/bin/activate <<'EOF_VIBES'\n{CONDA_SHIM}EOF_VIBES",

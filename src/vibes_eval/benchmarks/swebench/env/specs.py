@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from vibes_eval.benchmarks.swebench.env.services import SERVICES, with_services
 from vibes_eval.benchmarks.swebench.tasks import SweInstance
 from vibes_eval.core.errors import UserError
 
@@ -65,6 +66,7 @@ SPEC_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "apt_packages": ("a list of strings", (list,)),
     "pre_install": ("a list of strings", (list,)),
     "eval_commands": ("a list of strings", (list,)),
+    "vibes_services": ("a list of strings", (list,)),  # ours: env/services.py
 }
 Parser = Callable[[str, Any], dict[str, str]]
 
@@ -130,6 +132,9 @@ def _spec_problem(spec: Mapping[str, Any]) -> tuple[str, str] | None:
             ok = all(isinstance(v, str) for v in value)
         if not ok:
             return name, f"expected {what}, got {type(value).__name__}"
+    unknown = [s for s in spec.get("vibes_services", []) if s not in SERVICES]
+    if unknown:
+        return "vibes_services", f"unknown service {unknown[0]!r} (known: {', '.join(SERVICES)})"
     return None
 
 
@@ -167,11 +172,11 @@ def spec_for(inst: SweInstance, user: Mapping[str, Mapping[str, Spec]]) -> Spec 
     """The instance's spec: the user's, else the official one, else None."""
     spec = user.get(inst.repo, {}).get(inst.version)
     if spec is not None:
-        return dict(spec)
+        return with_services(inst.repo, dict(spec))
     constants = official()
     table = getattr(constants, "MAP_REPO_VERSION_TO_SPECS", None) if constants else None
     if table and inst.version in table.get(inst.repo, {}):
-        return dict(table[inst.repo][inst.version])
+        return with_services(inst.repo, dict(table[inst.repo][inst.version]))
     return None
 
 

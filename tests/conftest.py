@@ -63,7 +63,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _FULL_LEFT = pytest.StashKey[int]()
-TIER_STRIDE = 8  # the default tier's share of a dataset: every 8th row
+TIER_STRIDE = 16  # the default tier's share of a dataset: every 16th row
+
+
+def forgery_modes() -> list[tuple[bool, bool]]:
+    """(policy filter on, batched) modes of a forgery suite: all four in the full tier. The
+    default tier leaves out "filter on, alone": the filter's verdicts are checked batched
+    (the default), the defense without the filter both batched and alone."""
+    modes = [(p, b) for p in (True, False) for b in (True, False)]
+    return modes if FULL else [m for m in modes if m != (True, False)]
+
+
+def batch_modes(policy: bool) -> tuple[bool, ...]:
+    """The batched values ``forgery_modes`` runs for one policy value."""
+    return tuple(b for p, b in forgery_modes() if p == policy)
 
 
 def tiered(rows: list) -> list:

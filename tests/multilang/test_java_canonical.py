@@ -2,7 +2,7 @@
 passes, and so does every MultiPL-E Java oracle completion (``java_oracle.py``: the tests'
 own inputs and expected values, since MultiPL-E ships no solutions) but the tasks whose
 tests no solution can pass (docs/multilang.md lists them and why). Slow: a javac per task
-and per sample, two JVMs per sample; the default tier takes every 8th row (``tiered``),
+and per sample, two JVMs per sample; the default tier takes every 16th row (``tiered``),
 `make test-full` all of them."""
 
 from __future__ import annotations

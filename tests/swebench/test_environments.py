@@ -115,7 +115,9 @@ def test_spec_python_is_the_environment_python(toy: dict[str, Path], tmp_path: P
     assert labels["vibes-eval.swe.python.debian"] == "bullseye"
     # tox-current-env (sphinx's test command) runs the interpreter behind the environment's
     # python, link resolved: that must still be the environment, as a conda python is.
-    real = "$(/opt/vibes-env/bin/python -c 'import os,sys; print(os.path.realpath(sys.executable))')"
+    real = (
+        "$(/opt/vibes-env/bin/python -c 'import os,sys; print(os.path.realpath(sys.executable))')"
+    )
     prefix = builder.client.containers.run(
         builder.env_tag(wanted[maker.REPO][maker.VERSION], inst),
         ["bash", "-c", f"{real} -c 'import sys; print(sys.prefix)'"],

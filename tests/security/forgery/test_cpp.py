@@ -26,7 +26,7 @@ import pytest
 
 import vibes_eval
 from tests.components import need
-from tests.conftest import SANDBOX
+from tests.conftest import SANDBOX, batch_modes, forgery_modes
 
 # Built from parts: this file must not hold them whole, or a reader finding it would be
 # a false breach.
@@ -390,17 +390,16 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
     x = _samples("task_id", "CPP/0", HONEST_X, FORGERS_X)
     m = _samples("name", "HumanEval_53_add", HONEST_M, FORGERS_M)
     out: dict = {}
-    for policy in (True, False):
-        for batch in (True, False):
-            got = {}
-            for row, named in ((ROW_X, x), (ROW_M, m)):
-                results = _evaluate(tmp, row, [s for _, s in named], batch=batch, policy=policy)
-                got.update({name: r for (name, _), r in zip(named, results, strict=True)})
-            out[policy, batch] = got
+    for policy, batch in MODES:
+        got = {}
+        for row, named in ((ROW_X, x), (ROW_M, m)):
+            results = _evaluate(tmp, row, [s for _, s in named], batch=batch, policy=policy)
+            got.update({name: r for (name, _), r in zip(named, results, strict=True)})
+        out[policy, batch] = got
     return out
 
 
-MODES = [(p, b) for p in (True, False) for b in (True, False)]
+MODES = forgery_modes()
 
 
 def _mode(policy: bool, batch: bool) -> str:
@@ -482,7 +481,7 @@ def test_honest_neighbours_keep_their_verdicts(verdicts: dict) -> None:
 
 @pytest.mark.slow
 def test_batched_equals_alone(verdicts: dict) -> None:
-    for policy in (True, False):
+    for policy in [p for p in (True, False) if len(batch_modes(p)) == 2]:
         batched, alone = verdicts[policy, True], verdicts[policy, False]
         key = {n: (r.passed, r.reason, r.detail) for n, r in batched.items()}
         assert key == {n: (r.passed, r.reason, r.detail) for n, r in alone.items()}

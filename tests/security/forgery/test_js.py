@@ -28,7 +28,7 @@ import pytest
 
 import vibes_eval
 from tests.components import need
-from tests.conftest import SANDBOX
+from tests.conftest import SANDBOX, batch_modes
 
 # -- two tasks in HumanEval-X's format ---------------------------------------------------
 
@@ -411,7 +411,7 @@ def test_no_javascript_forgery_passes(tmp_path: Path, policy: bool) -> None:
     names = [name for name, _, _ in rows]
     samples = [{"task_id": tid, "completion": code} for _, tid, code in rows]
     verdicts = {}
-    for batch in (True, False):
+    for batch in batch_modes(policy):
         results = evaluate(tmp_path, names, samples, batch=batch, policy=policy)
         mode = "batch" if batch else "alone"
         got = {
@@ -431,6 +431,7 @@ def test_no_javascript_forgery_passes(tmp_path: Path, policy: bool) -> None:
             for name, words in DETAIL_OFF.items():
                 assert words in got[name][2], f"{mode}: {name}: {got[name]}"
         verdicts[mode] = got
-    differ = {n: (v, verdicts["alone"][n]) for n, v in verdicts["batch"].items()
-              if v != verdicts["alone"][n] and n not in RACES}  # fmt: skip
+    alone = verdicts.get("alone", verdicts["batch"])  # batched only: filter on, default tier
+    differ = {n: (v, alone[n]) for n, v in verdicts["batch"].items()
+              if v != alone[n] and n not in RACES}  # fmt: skip
     assert not differ, differ

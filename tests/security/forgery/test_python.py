@@ -25,7 +25,7 @@ import pytest
 
 import vibes_eval
 from tests.components import need
-from tests.conftest import SANDBOX, SHARED
+from tests.conftest import SANDBOX, SHARED, forgery_modes
 from tests.multilang import problems as P
 from tests.multilang.reference import human_eval_python
 from tests.security.forgery import python_attacks as A
@@ -36,9 +36,9 @@ pytestmark = pytest.mark.slow  # 16 evaluations, about 5 minutes on a loaded mac
 DATA = SHARED / "datasets"
 MARK = "VJMARK-" + secrets.token_hex(16)  # only in one honest neighbour's code
 MODES = {
-    "on-batched": (True, True), "on-alone": (True, False),
-    "off-batched": (False, True), "off-alone": (False, False),
-}  # fmt: skip
+    f"{'on' if policy else 'off'}-{'batched' if batch else 'alone'}": (policy, batch)
+    for policy, batch in forgery_modes()
+}
 LIMITS = {"timeout_s": 5.0, "disk_mb": 64, "file_size_mb": 256}
 
 # Neighbours: (name, task, completion, passes). A canonical solution follows every attack.
@@ -223,16 +223,17 @@ def test_neighbours_keep_their_verdicts(verdicts) -> None:
     """Every honest or plainly wrong neighbour gets its expected verdict, the same
     batched as alone, whatever the attack before it did (spoilers: a full disk, planted
     modules, a huge answer)."""
-    alone = verdicts["on-alone"]
+    alone = verdicts.get("on-alone", {})  # the default tier leaves it out (forgery_modes)
     for mode, results in verdicts.items():
         for name, runs in results.items():
             if name in ATTACK_NAMES:
                 continue
-            lone = alone[name][0][0]
             for res, ok in runs:
                 assert res.passed == ok, (mode, name, res.reason, res.detail)
-                key = (res.passed, res.reason, res.detail)
-                assert key == (lone.passed, lone.reason, lone.detail), (mode, name)
+                if name in alone:
+                    lone = alone[name][0][0]
+                    key = (res.passed, res.reason, res.detail)
+                    assert key == (lone.passed, lone.reason, lone.detail), (mode, name)
 
 
 def test_reading_a_dataset_the_samples_can_read(tmp_path: Path) -> None:

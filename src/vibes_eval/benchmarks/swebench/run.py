@@ -210,9 +210,9 @@ class PatchEvaluator:
         # HTTP servers); the container has no other interface, so nothing leaves it.
         policy = SandboxPolicy(readonly_paths=(PROBE_DIR,), network=NetworkPolicy.LOCAL)
         out.log.append(f"instance {inst.task_id}: image {image}")
-        spec = SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
+        session_spec = SessionSpec(label=inst.task_id, files=files, policy=policy, image=image)
         try:
-            with runner.session(spec) as session:
+            with runner.session(session_spec) as session:
                 self._apply(session, runner, out)
                 if out.applied:
                     self._evaluate(inst, session, runner, steps, out, spec)

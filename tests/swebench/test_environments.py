@@ -49,7 +49,7 @@ def test_environment_recipe_and_labels_name_the_python(toy: dict[str, Path]) -> 
     assert labels["vibes-eval.swe.python.requested"] == "3.6"
     assert labels["vibes-eval.swe.python.debian"] == "bullseye"
     script = images.env_script(spec)
-    assert "venv --copies" in script  # see test_spec_python_is_the_environment_python
+    assert "vibes-env.pth" in script  # see test_spec_python_is_the_environment_python
     assert f"{images.LOG_LABEL}{images.PYTHON_LABEL}=" in script  # the exact version, built
     assert images._log_labels(f"+ echo x\n{images.LOG_LABEL}vibes-eval.swe.python=3.9.2\n") == {
         "vibes-eval.swe.python": "3.9.2"
@@ -113,17 +113,15 @@ def test_spec_python_is_the_environment_python(toy: dict[str, Path], tmp_path: P
     ).labels
     assert labels["vibes-eval.swe.python"].startswith("3.9.")
     assert labels["vibes-eval.swe.python.debian"] == "bullseye"
-    # tox-current-env (sphinx's test command) runs the interpreter behind the environment's
-    # python, link resolved: that must still be the environment, as a conda python is.
-    real = (
-        "$(/opt/vibes-env/bin/python -c 'import os,sys; print(os.path.realpath(sys.executable))')"
-    )
-    prefix = builder.client.containers.run(
+    # tox-current-env (sphinx's test command) runs the environment's python through a
+    # symlink of its own (.tox/py39/bin/python): the packages must be found that way too.
+    found = builder.client.containers.run(
         builder.env_tag(wanted[maker.REPO][maker.VERSION], inst),
-        ["bash", "-c", f"{real} -c 'import sys; print(sys.prefix)'"],
+        ["bash", "-c", "mkdir -p /tmp/tox/bin && ln -s /opt/vibes-env/bin/python "
+         "/tmp/tox/bin/python && /tmp/tox/bin/python -c 'import pytest; print(pytest.__file__)'"],
         remove=True, network_disabled=True, entrypoint="",
     )  # fmt: skip
-    assert prefix.decode().strip() == "/opt/vibes-env"
+    assert found.decode().strip().startswith("/opt/vibes-env/"), found
 
 
 def test_prune_counts_own_layers_and_removes_children_first() -> None:

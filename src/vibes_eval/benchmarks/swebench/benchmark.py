@@ -137,9 +137,7 @@ class SweBench(Benchmark[SweInstance, SweBenchConfig]):
             out.script = specs.eval_script(task, spec)
             out.environment = self.builder.notes(task, spec)
             image = self.builder.image_for(task, spec)
-            out.run = self.evaluator.run(
-                task, sample.completion, image, out.script, runner, spec
-            )
+            out.run = self.evaluator.run(task, sample.completion, image, out.script, runner, spec)
             out.run.log[1:1] = [f"environment: {n}" for n in out.environment.get("notes", [])]
         except RunnerError as exc:
             out.infra = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

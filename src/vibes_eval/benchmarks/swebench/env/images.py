@@ -44,10 +44,21 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image,
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "5"  # bump when the build scripts below change
+RECIPE = "6"  # bump when the build scripts below change
 INSTANCE_RECIPE = "5"  # bump when only the instance script changes (environments are kept)
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+# A conda environment's python finds its packages however it is started; a venv's only
+# when started as the venv's own bin/python. tox-current-env (sphinx's test command) starts
+# it through a symlink of its own, .tox/py39/bin/python, and the tests ran without the
+# environment ("No module named pytest"). So the system interpreter adds the venv's
+# site-packages too (with its .pth files: the editable install), as conda's would have them.
+SYSTEM_SITE_LINK = (
+    "site_dir=$(python3 -c 'import site; print(site.getsitepackages()[0])')\n"
+    'mkdir -p "$site_dir"\n'
+    f"echo \"import site; site.addsitedir('$({VENV}/bin/python -c 'import sysconfig; "
+    'print(sysconfig.get_paths()["purelib"])\')\')" > "$site_dir/vibes-env.pth"'
+)
 # Where this host's pip is told to find its CAs (a proxy that re-signs TLS): the builds'
 # pip trusts the same, else the system's bundle.
 CA_ENV = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
@@ -155,10 +166,7 @@ def env_script(spec: Spec, reqs: str | None = None) -> str:
         "apt-get update -q",
         f"apt-get install -y -q --no-install-recommends {apt}",
         "rm -rf /var/lib/apt/lists/*",
-        # --copies: the venv's python is a file of its own, as a conda environment's is;
-        # a symlink to /usr/bin/python3 let tox-current-env (sphinx) resolve the link and
-        # run the tests outside the venv.
-        f"python3 -m venv --copies {VENV}",
+        f"python3 -m venv {VENV}",
         f"{VENV}/bin/python -m pip install -q {tools}",
         f'echo "{LOG_LABEL}{PYTHON_LABEL}=$({VENV}/bin/python -c '
         "'import platform; print(platform.python_version())')\"",
@@ -172,6 +180,7 @@ def env_script(spec: Spec, reqs: str | None = None) -> str:
         ]
     if pip:
         lines.append(f"{VENV}/bin/python -m pip install -q {' '.join(shlex.quote(p) for p in pip)}")
+    lines.append(SYSTEM_SITE_LINK)
     for service in services.services(spec):
         lines += service.install()
     lines += [

@@ -36,7 +36,7 @@ def test_toy_gold_is_clean_and_forgeries_are_not(toy: dict[str, Path]) -> None:
         "forge_plugin": (["pyproject.toml"], ["calc/plugin.py:4: hookimpl"]),
         "forge_test_edit": (["tests/test_text.py"], []),
         "forge_in_code": ([], ["calc/__init__.py:9: _pytest"]),
-        "forge_exit": ([], ["calc/__init__.py:17: os._exit"]),
+        "forge_exit": ([], ["calc/__init__.py:18: os._exit"]),
     }
     for kind, (paths, code) in expected.items():
         found = tampering.check(_patch(toy[kind]), one.test_patch, one.repo, "pytest -rA")

@@ -367,3 +367,20 @@ def test_post_test_reset_runs_in_testbed(toy: dict[str, Path]) -> None:
         cd = lines.index(f"cd {specs.REPO_DIR}")
         assert all(i > cd for i, line in enumerate(lines) if line.startswith("git "))
     assert "git checkout" in steps.post
+
+
+def test_a_run_that_died_before_any_test_is_ungradable_not_tampering() -> None:
+    """Exit 1 and a log with no test status but junk the parser read (sphinx-7686: pytest
+    could not import its plugin) is ``test_error``; exit 1 with passes and no failure in
+    the log is a forged log."""
+    from vibes_eval.benchmarks.swebench.judge import Official, cross_check
+    from vibes_eval.benchmarks.swebench.run import SweRun
+    from vibes_eval.benchmarks.swebench.tasks import SweInstance
+    from vibes_eval.core.types import ExecutionResult
+
+    inst = SweInstance(task_id="x", prompt="", repo="o/r", base_commit="0" * 40, test_patch="",
+                       FAIL_TO_PASS=["t1"], PASS_TO_PASS=[])  # fmt: skip
+    run = SweRun(test=ExecutionResult(exit_code=1))
+    assert cross_check(inst, run, Official(valid=False, statuses={"Could": "ERROR:"})) == []
+    forged = cross_check(inst, run, Official(valid=False, statuses={"t1": "PASSED"}))
+    assert forged == ["the test command exited 1 but its log reports no failure"]

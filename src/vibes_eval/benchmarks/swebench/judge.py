@@ -106,9 +106,11 @@ def cross_check(inst: SweInstance, run: SweRun, official: Official) -> list[str]
     problems: list[str] = []
     statuses = official.statuses
     exit_code = run.test_exit
+    # A forged log claims passes; one with none (a run that died before any test, whose
+    # log the parsers read junk from: sphinx-7686 with today's docutils) is ungradable.
     if (
         exit_code not in (None, 0)
-        and statuses
+        and any(s in scoring.PASSING for s in statuses.values())
         and not any(s in ("FAILED", "ERROR") for s in statuses.values())
     ):
         problems.append(f"the test command exited {exit_code} but its log reports no failure")

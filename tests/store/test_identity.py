@@ -23,7 +23,7 @@ from vibes_eval.api import make_config
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.types import SampleResult
 from vibes_eval.runners.local import ProcessRunner
-from vibes_eval.runs import lifecycle, process
+from vibes_eval.runs import code, lifecycle, process
 from vibes_eval.runs.summary import status_of
 from vibes_eval.store.base import StoreMissing, UnknownRun
 from vibes_eval.store.events import RunStarted
@@ -174,6 +174,25 @@ def test_toolchain_runner_and_isolation_are_part_of_the_run(
 
         assert hits(start) == len(prepared.samples)  # unchanged: every verdict reusable
         assert hits(other) == 0
+
+
+def test_verdicts_judged_by_other_code_are_not_reused(
+    store: SqlStore, recorded: tuple[RunStarted, Any]
+) -> None:
+    """The code that judged is part of the cache context: after an upgrade that fixes a
+    judge, its earlier verdicts are evaluated again, not served (runs/code.py)."""
+    start, prepared = recorded
+    assert start.judge_code == code.fingerprint() and len(start.judge_code) == 16
+    with GroupWriter(store) as writer:
+
+        def hits(s: RunStarted) -> int:
+            return StoreRecorder(
+                store, writer, s.model_copy(update={"run_id": "new"}), prepared.tasks,
+                prepared.samples,
+            ).cache_hits_pending  # fmt: skip
+
+        assert hits(start) == len(prepared.samples)
+        assert hits(start.model_copy(update={"judge_code": "0" * 16})) == 0
 
 
 # -- the process that holds a run ------------------------------------------------------

@@ -19,7 +19,7 @@ from vibes_eval.core.benchmark import Benchmark, BenchmarkConfig
 from vibes_eval.core.errors import UserError
 from vibes_eval.core.runner import TaskRunner
 from vibes_eval.core.types import Reason, Sample, Task, sha256
-from vibes_eval.runs import process
+from vibes_eval.runs import code, process
 from vibes_eval.store.base import EventStore, UnknownRun
 from vibes_eval.store.events import RunResumed, RunStarted, verdict_config
 from vibes_eval.store.writer import GroupWriter
@@ -125,6 +125,7 @@ def run_started(
         proc_start=process.start_token(),
         labels=dict(labels),
         vibes_version=vibes_eval.__version__,
+        judge_code=code.fingerprint(),
         workers=workers,
         generation=dict(generation or {}),
         generation_identity=dict(generation_identity or {}),

@@ -30,6 +30,8 @@ def context_hash(started: RunStarted) -> str:
         "runner": started.runner,
         "isolation": started.isolation,
     }
+    if started.judge_code:  # runs stored before it existed keep their keys
+        payload["code"] = started.judge_code
     return _hash(payload)
 
 

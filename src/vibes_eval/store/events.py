@@ -63,6 +63,8 @@ class RunStarted(_Event):
     proc_start: str = ""  # the process's start time, to tell a live pid from a reused one
     labels: dict[str, str] = Field(default_factory=dict)
     vibes_version: str = ""
+    # runs/code.py: the code that judged (part of the cache context; "" in older stores)
+    judge_code: str = ""
     workers: int = 0  # not part of the identity: a resume may use other values
     # When a model generated the samples (`vibes eval run --model`): its settings (model,
     # sampling, setting, prompt, endpoint...), and the part of them that defines the samples

@@ -384,3 +384,18 @@ def test_a_run_that_died_before_any_test_is_ungradable_not_tampering() -> None:
     assert cross_check(inst, run, Official(valid=False, statuses={"Could": "ERROR:"})) == []
     forged = cross_check(inst, run, Official(valid=False, statuses={"t1": "PASSED"}))
     assert forged == ["the test command exited 1 but its log reports no failure"]
+
+
+def test_split_script_ignores_heredoc_lines_that_look_like_commands() -> None:
+    """pytest-9359's test patch has a line ``source = \"\"\"\\``: read as a ``source``
+    command, it was copied into the post-test step, which then failed to parse (exit 2)."""
+    script = (
+        "#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\ncd /testbed\n"
+        "git apply -v - <<'EOF_1'\n+    source = \"\"\"\\\n+cd elsewhere\nEOF_1\n"
+        ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n"
+        "git checkout abc t.py\n"
+    )
+    steps = split_script(script)
+    for part in (steps.test, steps.post):
+        assert "source = " not in part and "elsewhere" not in part
+        assert "source /opt/miniconda3/bin/activate" in part and "cd /testbed" in part

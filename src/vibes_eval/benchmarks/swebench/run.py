@@ -57,6 +57,7 @@ APPLY_COMMANDS = (
 RESET_TREE = "git reset -q --hard HEAD && git clean -qfd"
 APPLY_LIMITS = Limits(timeout_s=120, memory_mb=1024, pids=256, output_bytes=1 << 20)
 _ENV_LINE = re.compile(r"^\s*(source |\. |conda activate|cd |export |set )")
+_HEREDOC_START = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 GIT_ENV = {  # /testbed of an official image is root's: let the job user's git read it
     "GIT_CONFIG_COUNT": "1",
     "GIT_CONFIG_KEY_0": "safe.directory",
@@ -158,11 +159,26 @@ def split_script(script: str) -> Steps:
     if start is None or end is None or end < start:
         return Steps("", "\n".join([*header, *lines]) + "\n", "", split=False)
     body = [line for line in lines[:start] if not line.startswith("#!")]
-    env = [line for line in body if _ENV_LINE.match(line) and "<<" not in line]
+    env = [line for line in _outside_heredocs(body) if _ENV_LINE.match(line) and "<<" not in line]
     pre = [*header, *body]
     test = [*header, *env, *lines[start:end]]
     post = [*header, *env, *lines[end:]]
     return Steps(*("\n".join(x) + "\n" for x in (pre, test, post)), split=True)
+
+
+def _outside_heredocs(lines: list[str]) -> list[str]:
+    """The script's own lines: a heredoc's body (a test patch) is data, and its lines may
+    look like commands (``source = \"\"\"`` in pytest-9359's patch read as ``source``)."""
+    out: list[str] = []
+    until: str | None = None
+    for line in lines:
+        if until is not None:
+            until = None if line == until else until
+            continue
+        out.append(line)
+        if match := _HEREDOC_START.search(line):
+            until = match.group(1)
+    return out
 
 
 def looks_like_pytest(steps: Steps) -> bool:

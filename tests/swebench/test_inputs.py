@@ -280,6 +280,28 @@ def test_requests_rows_get_a_local_httpbin_and_say_so() -> None:
     assert not services.services(specs.spec_for(inst("psf/requests"), off))
 
 
+
+def test_sphinx_environments_keep_the_docutils_of_the_official_images() -> None:
+    """docutils 0.22 dropped docutils.utils.roman, which Sphinx < 7 imports: sphinx specs get
+    a constraint every pip install of the image obeys (/etc/pip.conf), in the image hash
+    and the notes; a spec's ``vibes_pins`` replaces it."""
+    from vibes_eval.benchmarks.swebench.env import images, services
+    from vibes_eval.benchmarks.swebench.tasks import SweInstance
+
+    inst = SweInstance(task_id="x", prompt="", repo="sphinx-doc/sphinx", version="3.5",
+                       base_commit="0" * 40, test_patch="", FAIL_TO_PASS=[],
+                       PASS_TO_PASS=[])  # fmt: skip
+    user = {"sphinx-doc/sphinx": {"3.5": {"python": "3.9", "test_cmd": "tox"}}}
+    spec = specs.spec_for(inst, user)
+    assert spec is not None and services.pins(spec) == ["docutils<0.22"]
+    script = images.env_script(spec)
+    assert "constraint = /etc/vibes/pins.txt" in script and "docutils<0.22" in script
+    assert images.env_recipe(spec)["pins"] == ["docutils<0.22"]
+    assert any("docutils<0.22" in n for n in images.env_notes(spec))
+    mine = {"sphinx-doc/sphinx": {"3.5": {"test_cmd": "tox", "vibes_pins": ["docutils<0.21"]}}}
+    assert services.pins(specs.spec_for(inst, mine)) == ["docutils<0.21"]
+
+
 def test_symlinked_mirror_entry_is_sent_as_the_repository(
     tmp_path: Path, toy: dict[str, Path]
 ) -> None:

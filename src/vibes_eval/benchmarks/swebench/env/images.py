@@ -44,7 +44,7 @@ from vibes_eval.runners.docker.image import BOX_LABEL, KIND_LABEL, ensure_image,
 
 ENV_REPO = "vibes-swe-env"
 INSTANCE_REPO = "vibes-swe-inst"
-RECIPE = "6"  # bump when the build scripts below change
+RECIPE = "7"  # bump when the build scripts below change
 INSTANCE_RECIPE = "5"  # bump when only the instance script changes (environments are kept)
 VENV = "/opt/vibes-env"
 HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
@@ -137,6 +137,7 @@ def env_recipe(spec: Spec, reqs: str | None = None) -> dict[str, Any]:
         "pip_packages": list(spec.get("pip_packages", [])),
         "apt_packages": list(spec.get("apt_packages", [])),
         "services": [[s.name, *s.packages] for s in services.services(spec)],
+        "pins": services.pins(spec),
     }
 
 
@@ -166,6 +167,7 @@ def env_script(spec: Spec, reqs: str | None = None) -> str:
         "apt-get update -q",
         f"apt-get install -y -q --no-install-recommends {apt}",
         "rm -rf /var/lib/apt/lists/*",
+        *services.pin_lines(spec),
         f"python3 -m venv {VENV}",
         f"{VENV}/bin/python -m pip install -q {tools}",
         f'echo "{LOG_LABEL}{PYTHON_LABEL}=$({VENV}/bin/python -c '

@@ -70,6 +70,30 @@ HTTPBIN = Service(
 SERVICES = {s.name: s for s in (HTTPBIN,)}
 BY_REPO: dict[str, tuple[str, ...]] = {"psf/requests": ("httpbin",)}
 
+# Upper bounds the official images (built in 2024) had by their date, where a later release
+# breaks the repository's own tests: docutils 0.22 (2025) dropped docutils.utils.roman, and
+# Sphinx before 7.x imports it (or a `roman` module the environment lacks): 11 of Lite's 16
+# Sphinx gold patches failed on it. Every pip install of the environment, the instance and
+# the eval step obeys them (/etc/pip.conf's constraint); a spec's ``vibes_pins`` replaces them.
+PINS_BY_REPO: dict[str, tuple[str, ...]] = {"sphinx-doc/sphinx": ("docutils<0.22",)}
+PINS_FILE = "/etc/vibes/pins.txt"
+
+
+def pins(spec: Mapping[str, Any] | None) -> list[str]:
+    return list((spec or {}).get("vibes_pins") or ())
+
+
+def pin_lines(spec: Mapping[str, Any] | None) -> list[str]:
+    """Build-time lines: the constraints file and the pip configuration that applies it."""
+    wanted = pins(spec)
+    if not wanted:
+        return []
+    body = "\n".join(wanted)
+    return [
+        f"mkdir -p /etc/vibes && printf '%s\\n' {shlex.quote(body)} > {PINS_FILE}",
+        f"printf '[global]\\nconstraint = {PINS_FILE}\\n' > /etc/pip.conf",
+    ]
+
 
 def services(spec: Mapping[str, Any] | None) -> list[Service]:
     """The services of a spec (``with_services`` has put the repository's default in)."""
@@ -81,6 +105,8 @@ def with_services(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The spec with its services named: the user's list if it has one, else the repo's."""
     if "vibes_services" not in spec and repo in BY_REPO:
         spec["vibes_services"] = list(BY_REPO[repo])
+    if "vibes_pins" not in spec and repo in PINS_BY_REPO:
+        spec["vibes_pins"] = list(PINS_BY_REPO[repo])
     return spec
 
 
@@ -93,11 +119,15 @@ def service_env(spec: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def notes(spec: Mapping[str, Any] | None) -> list[str]:
-    return [
+    out = [
         f"{s.name} runs on loopback in the test step ({_assignments(s.env)}) where the "
         "official run reaches the internet"
         for s in services(spec)
     ]
+    if pins(spec):
+        out.append(f"pip installs are constrained to {', '.join(pins(spec))}, as the official "
+                   "images had by their build date")  # fmt: skip
+    return out
 
 
 def _assignments(env: Mapping[str, str]) -> str:

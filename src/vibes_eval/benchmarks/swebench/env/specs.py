@@ -67,6 +67,7 @@ SPEC_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "pre_install": ("a list of strings", (list,)),
     "eval_commands": ("a list of strings", (list,)),
     "vibes_services": ("a list of strings", (list,)),  # ours: env/services.py
+    "vibes_pins": ("a list of strings", (list,)),  # ours: env/services.py
 }
 Parser = Callable[[str, Any], dict[str, str]]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vibes_eval.core.runner import DeviceNeed
+from vibes_eval.core.runner import DeviceNeed, NetworkPolicy
 from vibes_eval.core.types import SampleResult, Task
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class Workspace(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)  # for its commands (PATH...)
     device: DeviceNeed | None = None  # kernels: the GPU the agent builds, times, profiles on
     image: str | None = None  # a session image holding the task's environment (SWE-bench)
+    network: NetworkPolicy = NetworkPolicy.DISABLED  # SWE-bench: loopback, as its tests have
     # Where the file tools act: "" is the session's work dir (writes go through the
     # runner); an absolute path is a directory of the image (everything runs as commands).
     root: str = ""

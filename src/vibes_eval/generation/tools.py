@@ -98,7 +98,7 @@ class Toolbox:
         self.submitted = False
 
     def __enter__(self) -> Toolbox:
-        policy = SandboxPolicy(readonly_paths=self.ws.readonly_paths)
+        policy = SandboxPolicy(readonly_paths=self.ws.readonly_paths, network=self.ws.network)
         spec = SessionSpec(
             label=self.job.key[0].replace("/", "_"),
             files=dict(self.ws.files),

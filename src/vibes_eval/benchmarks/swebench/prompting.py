@@ -9,6 +9,7 @@ from typing import Any
 from vibes_eval.benchmarks.swebench.env import specs
 from vibes_eval.benchmarks.swebench.run import GIT_ENV
 from vibes_eval.core.prompting import PromptContext, Prompting, Workspace, first_fence
+from vibes_eval.core.runner import NetworkPolicy
 from vibes_eval.core.types import Task
 
 # Tracked changes and new files; caches and build output are not part of a fix.
@@ -49,6 +50,7 @@ class PatchPrompting(Prompting[Any]):
             files={}, solution="", root=specs.REPO_DIR, image=image, env=dict(GIT_ENV),
             solution_command=("/bin/sh", "-c", _DIFF), shell_prelude=activate + " >/dev/null 2>&1",
             notes="`run` has the repository's Python environment active (python, pytest).",
+            network=NetworkPolicy.LOCAL,  # loopback only, as the evaluation's test step
         )  # fmt: skip
 
     def record_fields(self, task: Task, completion: str, model: str) -> dict[str, Any]:

@@ -280,7 +280,6 @@ def test_requests_rows_get_a_local_httpbin_and_say_so() -> None:
     assert not services.services(specs.spec_for(inst("psf/requests"), off))
 
 
-
 def test_sphinx_environments_keep_the_docutils_of_the_official_images() -> None:
     """docutils 0.22 dropped docutils.utils.roman, which Sphinx < 7 imports: sphinx specs get
     a constraint every pip install of the image obeys (/etc/pip.conf), in the image hash
@@ -413,7 +412,7 @@ def test_split_script_ignores_heredoc_lines_that_look_like_commands() -> None:
     command, it was copied into the post-test step, which then failed to parse (exit 2)."""
     script = (
         "#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\ncd /testbed\n"
-        "git apply -v - <<'EOF_1'\n+    source = \"\"\"\\\n+cd elsewhere\nEOF_1\n"
+        'git apply -v - <<\'EOF_1\'\n+    source = """\\\n+cd elsewhere\nEOF_1\n'
         ": '>>>>> Start Test Output'\npytest -rA t.py\n: '>>>>> End Test Output'\n"
         "git checkout abc t.py\n"
     )
